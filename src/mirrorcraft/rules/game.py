@@ -1,0 +1,127 @@
+"""Game facts that the real game hard-codes rather than reads from datapacks.
+
+Block properties, item stack sizes, tool tiers and fuel burn times live in
+``mirrorcraft/data/game/*.json`` (generated from minecraft-data and vanilla
+facts by ``scripts/gen_vanilla_pack.py``). A datapack cannot change them, in
+the game or here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from mirrorcraft.rules.errors import RulesError
+from mirrorcraft.rules.ids import normalize_id
+
+TIER_LEVELS = {"wood": 0, "gold": 0, "stone": 1, "iron": 2, "diamond": 3, "netherite": 4}
+
+
+@dataclass(frozen=True)
+class BlockInfo:
+    name: str
+    hardness: float
+    requires_tool: bool
+    diggable: bool
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    item: str
+    kind: str  # pickaxe | axe | shovel | hoe | sword
+    tier: str
+    tier_level: int
+    speed: float
+    attack_damage: float
+
+
+@dataclass(frozen=True)
+class GameData:
+    blocks: Mapping[str, BlockInfo]
+    items: Mapping[str, int]  # item -> stack size
+    display_names: Mapping[str, str]
+    tools: Mapping[str, ToolInfo]
+    fuels: Mapping[str, int]  # "coal" or "#planks" -> burn ticks
+    enchanting: Mapping[str, Any]
+    fingerprint: str
+
+    @property
+    def item_ids(self) -> frozenset[str]:
+        return frozenset(self.items)
+
+    @property
+    def block_ids(self) -> frozenset[str]:
+        return frozenset(self.blocks)
+
+
+def _read(folder: Path, name: str) -> Any:
+    path = folder / name
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RulesError(f"game data file {path} is missing; reinstall mirrorcraft") from None
+    except json.JSONDecodeError as exc:
+        raise RulesError(f"game data file {path} is not valid JSON: {exc}") from None
+
+
+def load_game_data(folder: Path | None = None) -> GameData:
+    """Read the game facts (the packaged ones unless a folder is given)."""
+    if folder is None:
+        return _packaged_game_data()
+    return _load(folder)
+
+
+@lru_cache(maxsize=1)
+def _packaged_game_data() -> GameData:
+    root = resources.files("mirrorcraft") / "data" / "game"
+    return _load(Path(str(root)))
+
+
+def _load(folder: Path) -> GameData:
+    import hashlib
+
+    raw = {
+        n: _read(folder, f"{n}.json") for n in ("blocks", "items", "tools", "fuels", "enchanting")
+    }
+    blocks = {
+        normalize_id(name): BlockInfo(
+            normalize_id(name),
+            float(info.get("hardness") or 0.0),
+            bool(info.get("requires_tool", False)),
+            bool(info.get("diggable", True)),
+        )
+        for name, info in raw["blocks"].items()
+    }
+    items = {normalize_id(n): int(i.get("stack_size", 64)) for n, i in raw["items"].items()}
+    names = {normalize_id(n): str(i.get("display_name", n)) for n, i in raw["items"].items()}
+    tools = {}
+    for name, info in raw["tools"].items():
+        tier = str(info["tier"])
+        tools[normalize_id(name)] = ToolInfo(
+            normalize_id(name),
+            str(info["kind"]),
+            tier,
+            int(info.get("tier_level", TIER_LEVELS.get(tier, 0))),
+            float(info.get("speed", 1.0)),
+            float(info.get("attack_damage", 1.0)),
+        )
+    fuels: dict[str, int] = {}
+    for key, ticks in raw["fuels"].items():
+        ref = "#" + normalize_id(key[1:]) if key.startswith("#") else normalize_id(key)
+        fuels[ref] = int(ticks)
+    digest = hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest()
+    return GameData(
+        MappingProxyType(blocks),
+        MappingProxyType(items),
+        MappingProxyType(names),
+        MappingProxyType(tools),
+        MappingProxyType(fuels),
+        MappingProxyType(raw["enchanting"]),
+        digest,
+    )

@@ -1,0 +1,31 @@
+"""Item stacks as the rules engine sees them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ItemStack:
+    """An item with a count and (possibly) enchantments, e.g. a silk-touch pickaxe."""
+
+    item: str
+    count: int = 1
+    enchantments: tuple[tuple[str, int], ...] = field(default=())
+
+    def enchantment_level(self, enchantment: str) -> int:
+        for name, level in self.enchantments:
+            if name == enchantment:
+                return level
+        return 0
+
+    @property
+    def enchantment_map(self) -> Mapping[str, int]:
+        return dict(self.enchantments)
+
+    def with_count(self, count: int) -> ItemStack:
+        return ItemStack(self.item, count, self.enchantments)
+
+    def with_item(self, item: str) -> ItemStack:
+        return ItemStack(item, self.count, ())

@@ -1,0 +1,424 @@
+"""Loot tables of 1.19: compiled once, rolled with an explicit random source.
+
+Semantics follow the game's LootTable / LootPool code: a pool rolls
+``rolls + floor(bonus_rolls * luck)`` times; each roll expands the pool's
+entries (alternatives take the first child that applies, sequences stop at the
+first that does not, groups take all), drops those of weight 0, and picks one
+by weight. Entry functions apply before pool functions, then table functions.
+Anything the simulator cannot decide exactly is rejected at load time with the
+file and field named, never silently ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mirrorcraft.rules.errors import DatapackError
+from mirrorcraft.rules.ids import normalize_id
+from mirrorcraft.rules.items import ItemStack
+from mirrorcraft.rules.loot_conditions import Condition, ConditionCompiler
+from mirrorcraft.rules.loot_context import LootRuntime
+from mirrorcraft.rules.loot_numbers import IntRange, NumberProvider, parse_number
+
+Function = Callable[[ItemStack, LootRuntime], ItemStack]
+Emit = Callable[[ItemStack], None]
+MAX_REFERENCE_DEPTH = 16
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One leaf a pool roll can pick: weight/quality and how to make its items."""
+
+    weight: int
+    quality: int
+    make: Callable[[Emit, LootRuntime], None]
+
+    def effective_weight(self, luck: float) -> int:
+        return max(int(self.weight + self.quality * luck), 0)
+
+
+Expander = Callable[[LootRuntime, Callable[[Choice], None]], bool]
+
+
+def _compose(functions: list[Function]) -> Function | None:
+    if not functions:
+        return None
+    if len(functions) == 1:
+        return functions[0]
+
+    def run(stack: ItemStack, rt: LootRuntime) -> ItemStack:
+        for fn in functions:
+            stack = fn(stack, rt)
+        return stack
+
+    return run
+
+
+def _decorate(emit: Emit, fn: Function | None, rt: LootRuntime) -> Emit:
+    if fn is None:
+        return emit
+    return lambda stack: emit(fn(stack, rt))
+
+
+class LootTable:
+    """A compiled loot table; ``roll`` returns the dropped stacks (count > 0)."""
+
+    def __init__(
+        self,
+        location: str,
+        kind: str,
+        pools: list[Callable[[Emit, LootRuntime], None]],
+        function: Function | None,
+        outputs: frozenset[str],
+        references: frozenset[str],
+        smelts: bool = False,
+    ):
+        self.location = location
+        self.kind = kind
+        self._pools = pools
+        self._function = function
+        self.outputs = outputs
+        """Items this table can name directly (before furnace_smelt); see LootCompiler."""
+        self.references = references
+        self.smelts = smelts
+        """True when a furnace_smelt function may turn outputs into their smelting results."""
+
+    def emit_raw(self, emit: Emit, rt: LootRuntime) -> None:
+        out = _decorate(emit, self._function, rt)
+        for pool in self._pools:
+            pool(out, rt)
+
+    def roll(self, rt: LootRuntime) -> list[ItemStack]:
+        drops: list[ItemStack] = []
+
+        def collect(stack: ItemStack) -> None:
+            if stack.count > 0:
+                drops.append(stack)
+
+        self.emit_raw(collect, rt)
+        return drops
+
+
+class LootCompiler:
+    """Compiles loot-table documents; keeps the items and references each can name."""
+
+    def __init__(self, item_tags: Mapping[str, frozenset[str]], known_items: frozenset[str]):
+        self.item_tags = item_tags
+        self.known_items = known_items
+        self.conditions = ConditionCompiler(item_tags, known_items)
+        self._outputs: set[str] = set()
+        self._refs: set[str] = set()
+        self._smelts = False
+
+    def compile(self, location: str, doc: Mapping[str, Any]) -> LootTable:
+        self._outputs, self._refs, self._smelts = set(), set(), False
+        kind = normalize_id(doc.get("type", "minecraft:generic"))
+        pools_raw = doc.get("pools", [])
+        if not isinstance(pools_raw, list):
+            raise DatapackError("must be a list", field="pools")
+        pools = [self._pool(p, f"pools[{i}]") for i, p in enumerate(pools_raw)]
+        function = self._functions(doc.get("functions"), "functions")
+        return LootTable(
+            location,
+            kind,
+            pools,
+            function,
+            frozenset(self._outputs),
+            frozenset(self._refs),
+            self._smelts,
+        )
+
+    # -- pools and entries -------------------------------------------------
+    def _pool(self, raw: Any, field: str) -> Callable[[Emit, LootRuntime], None]:
+        if not isinstance(raw, dict):
+            raise DatapackError("a pool must be an object", field=field)
+        rolls = parse_number(raw.get("rolls", 1), f"{field}.rolls")
+        bonus = parse_number(raw.get("bonus_rolls", 0.0), f"{field}.bonus_rolls")
+        cond = self.conditions.all_of(raw.get("conditions"), f"{field}.conditions")
+        entries_raw = raw.get("entries")
+        if not isinstance(entries_raw, list):
+            raise DatapackError("must be a list", field=f"{field}.entries")
+        entries = [self._entry(e, f"{field}.entries[{i}]") for i, e in enumerate(entries_raw)]
+        function = self._functions(raw.get("functions"), f"{field}.functions")
+
+        def roll_pool(emit: Emit, rt: LootRuntime) -> None:
+            if cond is not None and not cond(rt):
+                return
+            out = _decorate(emit, function, rt)
+            times = rolls.as_int(rt.rng) + int(bonus.as_float(rt.rng) * rt.ctx.luck)
+            for _ in range(times):
+                choices: list[Choice] = []
+                for expand in entries:
+                    expand(rt, choices.append)
+                weighted = [(c, c.effective_weight(rt.ctx.luck)) for c in choices]
+                weighted = [(c, w) for c, w in weighted if w > 0]
+                if not weighted:
+                    continue
+                if len(weighted) == 1:
+                    weighted[0][0].make(out, rt)
+                    continue
+                pick = rt.rng.randrange(sum(w for _, w in weighted))
+                for choice, w in weighted:
+                    pick -= w
+                    if pick < 0:
+                        choice.make(out, rt)
+                        break
+
+        return roll_pool
+
+    def _entry(self, raw: Any, field: str) -> Expander:
+        if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+            raise DatapackError("an entry needs a 'type'", field=field)
+        kind = normalize_id(raw["type"])
+        cond = self.conditions.all_of(raw.get("conditions"), f"{field}.conditions")
+        if kind in ("alternatives", "group", "sequence"):
+            children_raw = raw.get("children")
+            if not isinstance(children_raw, list):
+                raise DatapackError("must be a list", field=f"{field}.children")
+            children = [
+                self._entry(c, f"{field}.children[{i}]") for i, c in enumerate(children_raw)
+            ]
+            return _composite(kind, children, cond)
+        weight = _int(raw, "weight", 1, field)
+        quality = _int(raw, "quality", 0, field)
+        function = self._functions(raw.get("functions"), f"{field}.functions")
+        if kind == "item":
+            item = self._known_item(raw.get("name"), f"{field}.name")
+            self._outputs.add(item)
+
+            def make_item(emit: Emit, rt: LootRuntime) -> None:
+                stack = ItemStack(item, 1)
+                emit(function(stack, rt) if function else stack)
+
+            return _leaf(Choice(weight, quality, make_item), cond)
+        if kind == "empty":
+            return _leaf(Choice(weight, quality, lambda emit, rt: None), cond)
+        if kind == "tag":
+            tag = normalize_id(raw.get("name", ""))
+            if tag not in self.item_tags:
+                raise DatapackError(f"unknown item tag {tag!r}", field=f"{field}.name")
+            members = sorted(self.item_tags[tag])
+            self._outputs.update(members)
+            expand = raw.get("expand")
+            if not isinstance(expand, bool):
+                raise DatapackError("must be true or false", field=f"{field}.expand")
+
+            def maker(items: list[str]) -> Callable[[Emit, LootRuntime], None]:
+                def make(emit: Emit, rt: LootRuntime) -> None:
+                    for it in items:
+                        stack = ItemStack(it, 1)
+                        emit(function(stack, rt) if function else stack)
+
+                return make
+
+            if not expand:
+                return _leaf(Choice(weight, quality, maker(members)), cond)
+            expanded = [Choice(weight, quality, maker([m])) for m in members]
+
+            def expand_tag(rt: LootRuntime, accept: Callable[[Choice], None]) -> bool:
+                if cond is not None and not cond(rt):
+                    return False
+                for choice in expanded:
+                    accept(choice)
+                return True
+
+            return expand_tag
+        if kind == "loot_table":
+            target = normalize_id(raw.get("name", ""))
+            self._refs.add(target)
+
+            def make_ref(emit: Emit, rt: LootRuntime) -> None:
+                table = rt.tables.get(target)
+                if not isinstance(table, LootTable):
+                    return  # a missing table drops nothing, as in the game
+                if rt.depth >= MAX_REFERENCE_DEPTH:
+                    return
+                rt.depth += 1
+                try:
+                    table.emit_raw(_decorate(emit, function, rt), rt)
+                finally:
+                    rt.depth -= 1
+
+            return _leaf(Choice(weight, quality, make_ref), cond)
+        raise DatapackError(
+            f"loot entry type {raw['type']!r} is not interpreted", field=f"{field}.type"
+        )
+
+    def _known_item(self, raw: Any, field: str) -> str:
+        try:
+            item = normalize_id(raw)
+        except ValueError as exc:
+            raise DatapackError(str(exc), field=field) from None
+        if item not in self.known_items:
+            raise DatapackError(f"unknown item {item!r}", field=field)
+        return item
+
+    # -- functions -----------------------------------------------------------
+    def _functions(self, raw: Any, field: str) -> Function | None:
+        if raw is None:
+            return None
+        if not isinstance(raw, list):
+            raise DatapackError("must be a list", field=field)
+        return _compose([self._function(f, f"{field}[{i}]") for i, f in enumerate(raw)])
+
+    def _function(self, raw: Any, field: str) -> Function:
+        if not isinstance(raw, dict) or not isinstance(raw.get("function"), str):
+            raise DatapackError("a function needs a 'function' id", field=field)
+        kind = normalize_id(raw["function"])
+        builder = _FUNCTIONS.get(kind)
+        if builder is None:
+            raise DatapackError(
+                f"loot function {raw['function']!r} is not interpreted", field=f"{field}.function"
+            )
+        body = builder(raw, field)
+        if kind == "furnace_smelt":
+            self._smelts = True
+        cond = self.conditions.all_of(raw.get("conditions"), f"{field}.conditions")
+        if cond is None:
+            return body
+        return lambda stack, rt: body(stack, rt) if cond(rt) else stack
+
+
+def _leaf(choice: Choice, cond: Condition | None) -> Expander:
+    def expand(rt: LootRuntime, accept: Callable[[Choice], None]) -> bool:
+        if cond is not None and not cond(rt):
+            return False
+        accept(choice)
+        return True
+
+    return expand
+
+
+def _composite(kind: str, children: list[Expander], cond: Condition | None) -> Expander:
+    def expand(rt: LootRuntime, accept: Callable[[Choice], None]) -> bool:
+        if cond is not None and not cond(rt):
+            return False
+        if kind == "alternatives":
+            return any(child(rt, accept) for child in children)
+        if kind == "sequence":
+            return all(child(rt, accept) for child in children)
+        for child in children:
+            child(rt, accept)
+        return True
+
+    return expand
+
+
+def _int(raw: Mapping[str, Any], key: str, default: int, field: str) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DatapackError("must be an integer", field=f"{field}.{key}")
+    return value
+
+
+# -- the functions the simulator interprets ----------------------------------
+
+
+def _set_count(raw: dict[str, Any], field: str) -> Function:
+    count: NumberProvider = parse_number(raw.get("count"), f"{field}.count")
+    add = bool(raw.get("add", False))
+
+    def apply(stack: ItemStack, rt: LootRuntime) -> ItemStack:
+        n = count.as_int(rt.rng)
+        return stack.with_count(stack.count + n if add else n)
+
+    return apply
+
+
+def _apply_bonus(raw: dict[str, Any], field: str) -> Function:
+    ench = normalize_id(raw.get("enchantment", ""))
+    formula = normalize_id(raw.get("formula", ""))
+    params = raw.get("parameters", {})
+    if formula == "ore_drops":
+
+        def ore_drops(stack: ItemStack, rt: LootRuntime) -> ItemStack:
+            level = rt.ctx.enchantment_level(ench)
+            if level <= 0:
+                return stack
+            bonus = max(rt.rng.randrange(level + 2) - 1, 0)
+            return stack.with_count(stack.count * (bonus + 1))
+
+        return ore_drops
+    if formula == "uniform_bonus_count":
+        mult = int(params.get("bonusMultiplier", 1))
+
+        def uniform_bonus(stack: ItemStack, rt: LootRuntime) -> ItemStack:
+            level = rt.ctx.enchantment_level(ench)
+            return stack.with_count(stack.count + rt.rng.randrange(mult * level + 1))
+
+        return uniform_bonus
+    if formula == "binomial_with_bonus_count":
+        extra = int(params.get("extra", 0))
+        prob = float(params.get("probability", 0.0))
+
+        def binomial_bonus(stack: ItemStack, rt: LootRuntime) -> ItemStack:
+            n = rt.ctx.enchantment_level(ench) + extra
+            return stack.with_count(
+                stack.count + sum(1 for _ in range(n) if rt.rng.random() < prob)
+            )
+
+        return binomial_bonus
+    raise DatapackError(
+        f"apply_bonus formula {formula!r} is not interpreted", field=f"{field}.formula"
+    )
+
+
+def _explosion_decay(raw: dict[str, Any], field: str) -> Function:
+    def apply(stack: ItemStack, rt: LootRuntime) -> ItemStack:
+        radius = rt.ctx.explosion_radius
+        if radius is None:
+            return stack
+        kept = sum(1 for _ in range(stack.count) if rt.rng.random() <= 1.0 / radius)
+        return stack.with_count(kept)
+
+    return apply
+
+
+def _limit_count(raw: dict[str, Any], field: str) -> Function:
+    limit = IntRange(raw.get("limit"), f"{field}.limit")
+    return lambda stack, rt: stack.with_count(limit.clamp(stack.count, rt.rng))
+
+
+def _looting_enchant(raw: dict[str, Any], field: str) -> Function:
+    count = parse_number(raw.get("count"), f"{field}.count")
+    limit = int(raw.get("limit", 0))
+
+    def apply(stack: ItemStack, rt: LootRuntime) -> ItemStack:
+        level = rt.ctx.looting
+        if level <= 0:
+            return stack
+        n = stack.count + round(level * count.as_float(rt.rng))
+        return stack.with_count(min(n, limit) if limit > 0 else n)
+
+    return apply
+
+
+def _furnace_smelt(raw: dict[str, Any], field: str) -> Function:
+    def apply(stack: ItemStack, rt: LootRuntime) -> ItemStack:
+        if stack.count <= 0:
+            return stack
+        result = rt.smelt(stack.item)
+        return stack.with_item(result) if result else stack
+
+    return apply
+
+
+def _no_data(raw: dict[str, Any], field: str) -> Function:
+    # copy_name / copy_nbt / copy_state copy block-entity data onto the item. Simulated
+    # blocks carry no names, NBT or per-item state, so there is nothing to copy.
+    return lambda stack, rt: stack
+
+
+_FUNCTIONS: dict[str, Callable[[dict[str, Any], str], Function]] = {
+    "set_count": _set_count,
+    "apply_bonus": _apply_bonus,
+    "explosion_decay": _explosion_decay,
+    "limit_count": _limit_count,
+    "looting_enchant": _looting_enchant,
+    "furnace_smelt": _furnace_smelt,
+    "copy_name": _no_data,
+    "copy_nbt": _no_data,
+    "copy_state": _no_data,
+}

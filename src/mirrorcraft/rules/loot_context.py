@@ -1,0 +1,52 @@
+"""What a loot roll knows about the world: tool, killer, explosion, block state."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from mirrorcraft.rules.items import ItemStack
+
+
+class RandomSource(Protocol):
+    """The draws loot tables make; ``random.Random`` satisfies it."""
+
+    def random(self) -> float: ...
+
+    def randrange(self, stop: int) -> int: ...
+
+
+@dataclass(frozen=True)
+class EntityState:
+    """The parts of an entity that loot predicates can ask about."""
+
+    type: str
+    on_fire: bool = False
+    is_baby: bool = False
+
+
+@dataclass(frozen=True)
+class LootContext:
+    tool: ItemStack | None = None
+    """The item used to break the block (None when no tool parameter exists)."""
+    explosion_radius: float | None = None
+    this_entity: EntityState | None = None
+    killer_is_player: bool = False
+    looting: int = 0
+    luck: float = 0.0
+    block_properties: Mapping[str, str] = field(default_factory=dict)
+
+    def enchantment_level(self, enchantment: str) -> int:
+        return self.tool.enchantment_level(enchantment) if self.tool else 0
+
+
+@dataclass
+class LootRuntime:
+    """Per-roll services: the random source, referenced tables and furnace smelting."""
+
+    rng: RandomSource
+    ctx: LootContext
+    tables: Mapping[str, object]
+    smelt: Callable[[str], str | None]
+    depth: int = 0

@@ -1,0 +1,258 @@
+"""RuleSet: the vanilla pack plus datapacks in load order, compiled into one immutable value.
+
+Layering follows the server: a later pack's file replaces an earlier file at the
+same resource location (recipes, loot tables, advancements); tags merge unless a
+later file says ``"replace": true``. Every file is parsed and checked before the
+RuleSet exists, so a broken pack never half-loads. Two RuleSets can live side by
+side; nothing here is global except a cache of the packaged vanilla pack.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from mirrorcraft.rules.advancements import Advancement, AdvancementParser
+from mirrorcraft.rules.crafting import CraftingMatcher, CraftOutcome, Grid
+from mirrorcraft.rules.errors import DatapackError
+from mirrorcraft.rules.game import GameData, load_game_data
+from mirrorcraft.rules.ids import normalize_id
+from mirrorcraft.rules.items import ItemStack
+from mirrorcraft.rules.loot import LootCompiler, LootTable
+from mirrorcraft.rules.loot_context import LootContext, LootRuntime, RandomSource
+from mirrorcraft.rules.pack import PackData, load_pack, resource_path
+from mirrorcraft.rules.recipes import (
+    COOKING_TYPES,
+    CookingRecipe,
+    Recipe,
+    RecipeParser,
+    ShapedRecipe,
+    ShapelessRecipe,
+)
+from mirrorcraft.rules.tags import layer_tags, resolve_tags
+
+STATION_COOKING = {station: kind for kind, station in COOKING_TYPES.items()}
+"""Station block -> the recipe type it runs (furnace -> smelting, ...)."""
+
+NEEDS_TIER_TAGS = (("needs_diamond_tool", 3), ("needs_iron_tool", 2), ("needs_stone_tool", 1))
+
+
+def vanilla_pack_path() -> Path:
+    return Path(str(resources.files("mirrorcraft") / "data" / "packs" / "vanilla"))
+
+
+@lru_cache(maxsize=1)
+def vanilla_pack() -> PackData:
+    """The packaged vanilla 1.19 pack (parsed once per process; PackData is immutable)."""
+    return load_pack(vanilla_pack_path(), name="vanilla")
+
+
+@dataclass(frozen=True, eq=False)
+class RuleSet:
+    name: str
+    packs: tuple[str, ...]
+    game: GameData
+    item_tags: Mapping[str, frozenset[str]]
+    block_tags: Mapping[str, frozenset[str]]
+    recipes: Mapping[str, Recipe]
+    loot_tables: Mapping[str, LootTable]
+    advancements: Mapping[str, Advancement]
+    fuels: Mapping[str, int]
+    documents: Mapping[tuple[str, str], Any]
+    """(category, location) -> the JSON document in force (after layering)."""
+    sources: Mapping[tuple[str, str], str]
+    """(category, location) -> the name of the pack the document came from."""
+    fingerprint: str
+    _crafting: CraftingMatcher
+    _cooking: Mapping[tuple[str, str], CookingRecipe]
+
+    # -- construction ----------------------------------------------------------
+    @classmethod
+    def load(
+        cls,
+        extra: Sequence[str | Path | PackData] = (),
+        *,
+        name: str | None = None,
+        game: GameData | None = None,
+        base: PackData | None = None,
+    ) -> RuleSet:
+        """Vanilla (or ``base``) plus ``extra`` packs in load order."""
+        packs = [base or vanilla_pack()]
+        for item in extra:
+            packs.append(item if isinstance(item, PackData) else load_pack(item))
+        label = name or "+".join(p.name for p in packs)
+        return build_ruleset(packs, game or load_game_data(), label)
+
+    # -- crafting and processing ---------------------------------------------
+    def craft(self, grid: Grid, station: str) -> CraftOutcome | None:
+        """What the result slot shows for this grid at ``inventory`` or ``crafting_table``."""
+        return self._crafting.match(grid, station)
+
+    def cooking(self, item: str, station: str) -> CookingRecipe | None:
+        """The recipe a furnace-like ``station`` applies to one ``item`` (None: it will not cook)."""
+        kind = STATION_COOKING.get(station)
+        if kind is None:
+            return None
+        return self._cooking.get((kind, item))
+
+    def smelt_result(self, item: str) -> str | None:
+        recipe = self._cooking.get(("smelting", item))
+        return recipe.result if recipe else None
+
+    def fuel_ticks(self, item: str) -> int:
+        """Burn time in ticks; 0 when the item is not a fuel. Tags follow this RuleSet."""
+        return self.fuels.get(item, 0)
+
+    # -- blocks, tools and loot ------------------------------------------------
+    def required_tool(self, block: str) -> tuple[str, int] | None:
+        """(tool kind, minimum tier level) a block needs to drop anything, or None."""
+        info = self.game.blocks.get(block)
+        if info is None or not info.requires_tool:
+            return None
+        kinds = [
+            k
+            for k in ("pickaxe", "axe", "shovel", "hoe")
+            if block in self.block_tags.get(f"mineable/{k}", ())
+        ]
+        tier = next((lv for tag, lv in NEEDS_TIER_TAGS if block in self.block_tags.get(tag, ())), 0)
+        return (kinds[0] if kinds else "none", tier)
+
+    def can_harvest(self, block: str, tool: str | None) -> bool:
+        """Would breaking ``block`` with ``tool`` (None: bare hand) drop its loot?"""
+        info = self.game.blocks.get(block)
+        if info is None or not info.diggable:
+            return False
+        if not info.requires_tool:
+            return True
+        spec = self.game.tools.get(tool) if tool else None
+        if spec is None:
+            return False
+        for tag, level in NEEDS_TIER_TAGS:
+            if spec.tier_level < level and block in self.block_tags.get(tag, ()):
+                return False
+        return block in self.block_tags.get(f"mineable/{spec.kind}", ())
+
+    def block_table(self, block: str) -> LootTable | None:
+        return self.loot_tables.get(f"minecraft:blocks/{block}")
+
+    def entity_table(self, entity: str) -> LootTable | None:
+        return self.loot_tables.get(f"minecraft:entities/{entity}")
+
+    def roll(self, table: LootTable, ctx: LootContext, rng: RandomSource) -> list[ItemStack]:
+        runtime = LootRuntime(rng=rng, ctx=ctx, tables=self.loot_tables, smelt=self.smelt_result)
+        return table.roll(runtime)
+
+    def table_outputs(self, table: LootTable) -> frozenset[str]:
+        """Every item a table can drop, following references and furnace_smelt."""
+        seen: set[str] = set()
+        out: set[str] = set()
+        todo = [table]
+        while todo:
+            current = todo.pop()
+            if current.location in seen:
+                continue
+            seen.add(current.location)
+            out |= current.outputs
+            if current.smelts:
+                out |= {r for r in map(self.smelt_result, current.outputs) if r}
+            todo.extend(
+                t for ref in current.references if (t := self.loot_tables.get(ref)) is not None
+            )
+        return frozenset(out)
+
+    def display_name(self, item: str) -> str:
+        return self.game.display_names.get(item, item)
+
+
+def _layered(packs: Sequence[PackData], category: str) -> dict[str, tuple[str, Any]]:
+    merged: dict[str, tuple[str, Any]] = {}
+    for pack in packs:
+        for location, doc in pack.of(category).items():
+            merged[location] = (pack.name, doc)
+    return merged
+
+
+def _resolve_fuels(game: GameData, item_tags: Mapping[str, frozenset[str]]) -> dict[str, int]:
+    fuels: dict[str, int] = {}
+    # Tags first, then single items, as the game's fuel map is built in one fixed order.
+    for key, ticks in sorted(game.fuels.items(), key=lambda kv: (not kv[0].startswith("#"), kv[0])):
+        members = item_tags.get(key[1:], frozenset()) if key.startswith("#") else {key}
+        for item in members:
+            fuels[item] = ticks
+    return fuels
+
+
+def build_ruleset(packs: Sequence[PackData], game: GameData, name: str) -> RuleSet:
+    items, blocks = game.item_ids, game.block_ids
+    item_tags = resolve_tags(layer_tags(packs, "tags/items"), items, "items")
+    block_tags = resolve_tags(layer_tags(packs, "tags/blocks"), blocks, "blocks")
+    documents: dict[tuple[str, str], Any] = {}
+    sources: dict[tuple[str, str], str] = {}
+
+    def parse_all(category: str, parse: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for location, (pack_name, doc) in sorted(_layered(packs, category).items()):
+            try:
+                out[location] = parse(location, doc)
+            except DatapackError as exc:
+                raise exc.located(pack=pack_name, file=resource_path(category, location)) from None
+            documents[(category, location)] = doc
+            sources[(category, location)] = pack_name
+        return out
+
+    recipes: dict[str, Recipe] = parse_all("recipes", RecipeParser(item_tags, items).parse)
+    loot_tables: dict[str, LootTable] = parse_all(
+        "loot_tables", LootCompiler(item_tags, items).compile
+    )
+    adv_list = parse_all("advancements", AdvancementParser(item_tags, items).parse)
+    advancements = {adv.id: adv for adv in adv_list.values()}
+
+    shaped = [r for r in recipes.values() if isinstance(r, ShapedRecipe)]
+    shapeless = [r for r in recipes.values() if isinstance(r, ShapelessRecipe)]
+    cooking: dict[tuple[str, str], CookingRecipe] = {}
+    for location in sorted(recipes):
+        recipe = recipes[location]
+        if isinstance(recipe, CookingRecipe):
+            for item in recipe.ingredient:
+                cooking.setdefault((recipe.kind, item), recipe)
+
+    digest = hashlib.sha256()
+    digest.update(game.fingerprint.encode())
+    for (category, location), doc in sorted(documents.items()):
+        digest.update(f"\0{category}\0{location}\0".encode())
+        digest.update(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode())
+    for label, tags in (("items", item_tags), ("blocks", block_tags)):
+        for tag, members in sorted(tags.items()):
+            digest.update(f"\0tag/{label}/{tag}\0{','.join(sorted(members))}".encode())
+
+    return RuleSet(
+        name=name,
+        packs=tuple(p.name for p in packs),
+        game=game,
+        item_tags=MappingProxyType(item_tags),
+        block_tags=MappingProxyType(block_tags),
+        recipes=MappingProxyType(recipes),
+        loot_tables=MappingProxyType(loot_tables),
+        advancements=MappingProxyType(advancements),
+        fuels=MappingProxyType(_resolve_fuels(game, item_tags)),
+        documents=MappingProxyType(documents),
+        sources=MappingProxyType(sources),
+        fingerprint=digest.hexdigest()[:16],
+        _crafting=CraftingMatcher(shaped, shapeless),
+        _cooking=MappingProxyType(cooking),
+    )
+
+
+def canonical_item(raw: str, ruleset: RuleSet) -> str:
+    """Normalise an item id and check the game knows it (ValueError otherwise)."""
+    item = normalize_id(raw)
+    if item not in ruleset.game.items:
+        raise ValueError(f"unknown item {item!r}")
+    return item
