@@ -18,6 +18,59 @@ from mirrorcraft.rules.predicates import (
 )
 
 SUPPORTED_TRIGGERS = ("inventory_changed", "enchanted_item", "impossible")
+UNSIMULATED_TRIGGERS = frozenset(
+    [
+        "player_killed_entity",
+        "entity_killed_player",
+        "enter_block",
+        "recipe_unlocked",
+        "player_hurt_entity",
+        "entity_hurt_player",
+        "filled_bucket",
+        "brewed_potion",
+        "construct_beacon",
+        "used_ender_eye",
+        "summoned_entity",
+        "bred_animals",
+        "location",
+        "slept_in_bed",
+        "cured_zombie_villager",
+        "villager_trade",
+        "item_durability_changed",
+        "levitation",
+        "changed_dimension",
+        "tick",
+        "tame_animal",
+        "placed_block",
+        "consume_item",
+        "effects_changed",
+        "used_totem",
+        "nether_travel",
+        "fishing_rod_hooked",
+        "channeled_lightning",
+        "shot_crossbow",
+        "killed_by_crossbow",
+        "hero_of_the_village",
+        "voluntary_exile",
+        "slide_down_block",
+        "bee_nest_destroyed",
+        "target_hit",
+        "item_used_on_block",
+        "player_generates_container_loot",
+        "thrown_item_picked_up_by_entity",
+        "thrown_item_picked_up_by_player",
+        "player_interacted_with_entity",
+        "started_riding",
+        "lightning_strike",
+        "using_item",
+        "fall_from_height",
+        "ride_entity_in_lava",
+        "kill_mob_near_sculk_catalyst",
+        "allay_drop_item_on_block",
+        "avoid_vibration",
+    ]
+)
+"""1.19 triggers for events the semantic skills never cause; such criteria load but never fire."""
 
 
 @dataclass(frozen=True)
@@ -115,9 +168,11 @@ class AdvancementParser:
         if not isinstance(raw, dict) or not isinstance(raw.get("trigger"), str):
             raise DatapackError("a criterion needs a 'trigger'", field=field)
         trigger = normalize_id(raw["trigger"])
+        if trigger in UNSIMULATED_TRIGGERS:
+            return Criterion(name, trigger)
         if trigger not in SUPPORTED_TRIGGERS:
             raise DatapackError(
-                f"trigger {raw['trigger']!r} is not simulated (supported: "
+                f"trigger {raw['trigger']!r} is not a 1.19 trigger the simulator knows (simulated: "
                 + ", ".join(SUPPORTED_TRIGGERS)
                 + ")",
                 field=f"{field}.trigger",

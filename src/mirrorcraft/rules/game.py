@@ -29,6 +29,10 @@ class BlockInfo:
     hardness: float
     requires_tool: bool
     diggable: bool
+    loot_table: str | None
+    """The block's loot table (some blocks drop like another); None: drops nothing."""
+    default_state: Mapping[str, str]
+    """Block-state properties of the block as generated and placed (e.g. snow layers=1)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class GameData:
     display_names: Mapping[str, str]
     tools: Mapping[str, ToolInfo]
     fuels: Mapping[str, int]  # "coal" or "#planks" -> burn ticks
+    never_fuel: frozenset[str]
     enchanting: Mapping[str, Any]
     fingerprint: str
 
@@ -92,9 +97,13 @@ def _load(folder: Path) -> GameData:
     blocks = {
         normalize_id(name): BlockInfo(
             normalize_id(name),
-            float(info.get("hardness") or 0.0),
+            -1.0 if info.get("hardness") is None else float(info["hardness"]),
             bool(info.get("requires_tool", False)),
             bool(info.get("diggable", True)),
+            info["loot_table"]
+            if "loot_table" in info
+            else f"minecraft:blocks/{normalize_id(name)}",
+            MappingProxyType(dict(info.get("default_state") or {})),
         )
         for name, info in raw["blocks"].items()
     }
@@ -112,7 +121,13 @@ def _load(folder: Path) -> GameData:
             float(info.get("attack_damage", 1.0)),
         )
     fuels: dict[str, int] = {}
-    for key, ticks in raw["fuels"].items():
+    fuel_doc = raw["fuels"]
+    burn = fuel_doc.get("burn_time", fuel_doc) if isinstance(fuel_doc, dict) else {}
+    never = frozenset(
+        "#" + normalize_id(n[1:]) if n.startswith("#") else normalize_id(n)
+        for n in fuel_doc.get("never_fuel", [])
+    )
+    for key, ticks in burn.items():
         ref = "#" + normalize_id(key[1:]) if key.startswith("#") else normalize_id(key)
         fuels[ref] = int(ticks)
     digest = hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest()
@@ -122,6 +137,7 @@ def _load(folder: Path) -> GameData:
         MappingProxyType(names),
         MappingProxyType(tools),
         MappingProxyType(fuels),
+        never,
         MappingProxyType(raw["enchanting"]),
         digest,
     )

@@ -94,6 +94,7 @@ class ConditionCompiler:
         return lambda rt: rt.ctx.killer_is_player
 
     def _block_state_property(self, raw: dict[str, Any], field: str) -> Condition:
+        block = normalize_id(raw["block"]) if isinstance(raw.get("block"), str) else None
         props = raw.get("properties", {})
         if not isinstance(props, dict):
             raise DatapackError("must be an object", field=f"{field}.properties")
@@ -104,7 +105,54 @@ class ConditionCompiler:
                     "ranged block-state properties are not interpreted", field=f"{field}.properties"
                 )
             exact[name] = str(value).lower()
-        return lambda rt: all(rt.ctx.block_properties.get(k) == v for k, v in exact.items())
+
+        def check(rt: LootRuntime) -> bool:
+            if block is not None and rt.ctx.block != block:
+                return False
+            return all(rt.ctx.block_properties.get(k) == v for k, v in exact.items())
+
+        return check
+
+    def _location_check(self, raw: dict[str, Any], field: str) -> Condition:
+        offset = tuple(int(raw.get(k, 0)) for k in ("offsetX", "offsetY", "offsetZ"))
+        pred = raw.get("predicate", {})
+        if not isinstance(pred, dict) or set(pred) - {"block"}:
+            raise DatapackError(
+                "only block predicates are interpreted in location_check",
+                field=f"{field}.predicate",
+            )
+        block_pred = pred.get("block", {})
+        if set(block_pred) - {"blocks", "tag", "state"}:
+            raise DatapackError(
+                "block predicate keys other than blocks/tag/state are not interpreted",
+                field=f"{field}.predicate.block",
+            )
+        blocks = {normalize_id(b) for b in block_pred.get("blocks", [])} or None
+        state = {
+            k: str(v).lower()
+            for k, v in block_pred.get("state", {}).items()
+            if not isinstance(v, dict)
+        }
+        if any(isinstance(v, dict) for v in block_pred.get("state", {}).values()):
+            raise DatapackError(
+                "ranged state predicates are not interpreted",
+                field=f"{field}.predicate.block.state",
+            )
+        if "tag" in block_pred:
+            raise DatapackError(
+                "block tags in location_check are not interpreted",
+                field=f"{field}.predicate.block.tag",
+            )
+
+        def check(rt: LootRuntime) -> bool:
+            if rt.ctx.lookup is None:
+                return False
+            name, props = rt.ctx.lookup(*offset)
+            if blocks is not None and name not in blocks:
+                return False
+            return all(props.get(k) == v for k, v in state.items())
+
+        return check
 
     def _entity_properties(self, raw: dict[str, Any], field: str) -> Condition:
         target = raw.get("entity", "this")

@@ -14,7 +14,7 @@ class RandomSource(Protocol):
 
     def random(self) -> float: ...
 
-    def randrange(self, stop: int) -> int: ...
+    def randrange(self, stop: int, /) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,10 @@ class EntityState:
     is_baby: bool = False
 
 
+BlockLookup = Callable[[int, int, int], tuple[str, Mapping[str, str]]]
+"""(dx, dy, dz) relative to the broken block -> (block id, block-state properties) there."""
+
+
 @dataclass(frozen=True)
 class LootContext:
     tool: ItemStack | None = None
@@ -35,7 +39,11 @@ class LootContext:
     killer_is_player: bool = False
     looting: int = 0
     luck: float = 0.0
+    block: str | None = None
+    """The block being broken (for block_state_property)."""
     block_properties: Mapping[str, str] = field(default_factory=dict)
+    lookup: BlockLookup | None = field(default=None, compare=False)
+    """Where the world can answer location_check predicates; None outside a world."""
 
     def enchantment_level(self, enchantment: str) -> int:
         return self.tool.enchantment_level(enchantment) if self.tool else 0

@@ -140,9 +140,9 @@ class RecipeParser:
             return ShapelessRecipe(location, ingredients, item, count, group)
         if kind in COOKING_TYPES:
             ingredient = self.ingredient(doc.get("ingredient"), "ingredient")
-            if not isinstance(doc.get("result"), str):
-                raise DatapackError("a 1.19 cooking result is an item id string", field="result")
-            item, count = self._result(doc["result"], "result")
+            # 1.19 takes an item id string here; {"item", "count"} is a MirrorCraft extension
+            # used by suites that make one input cook into several items.
+            item, count = self._result(doc.get("result"), "result")
             xp = doc.get("experience", 0.0)
             default_time = 200 if kind == "smelting" else 600 if kind == "campfire_cooking" else 100
             time = doc.get("cookingtime", default_time)

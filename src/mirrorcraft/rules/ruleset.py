@@ -140,7 +140,9 @@ class RuleSet:
         return block in self.block_tags.get(f"mineable/{spec.kind}", ())
 
     def block_table(self, block: str) -> LootTable | None:
-        return self.loot_tables.get(f"minecraft:blocks/{block}")
+        info = self.game.blocks.get(block)
+        location = info.loot_table if info is not None else f"minecraft:blocks/{block}"
+        return self.loot_tables.get(location) if location else None
 
     def entity_table(self, entity: str) -> LootTable | None:
         return self.loot_tables.get(f"minecraft:entities/{entity}")
@@ -186,6 +188,9 @@ def _resolve_fuels(game: GameData, item_tags: Mapping[str, frozenset[str]]) -> d
         members = item_tags.get(key[1:], frozenset()) if key.startswith("#") else {key}
         for item in members:
             fuels[item] = ticks
+    for ref in game.never_fuel:
+        for item in item_tags.get(ref[1:], frozenset()) if ref.startswith("#") else {ref}:
+            fuels.pop(item, None)
     return fuels
 
 
@@ -248,6 +253,12 @@ def build_ruleset(packs: Sequence[PackData], game: GameData, name: str) -> RuleS
         _crafting=CraftingMatcher(shaped, shapeless),
         _cooking=MappingProxyType(cooking),
     )
+
+
+@lru_cache(maxsize=1)
+def vanilla_ruleset() -> RuleSet:
+    """The packaged vanilla rules, loaded once per process (a RuleSet is immutable)."""
+    return RuleSet.load(name="vanilla")
 
 
 def canonical_item(raw: str, ruleset: RuleSet) -> str:

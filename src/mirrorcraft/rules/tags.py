@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mirrorcraft.rules.errors import DatapackError
-from mirrorcraft.rules.ids import normalize_id
+from mirrorcraft.rules.ids import full_id, normalize_id
 from mirrorcraft.rules.pack import PackData, resource_path
 
 TagTable = Mapping[str, frozenset[str]]
@@ -43,9 +43,13 @@ def _entries(doc: Any, where: str) -> tuple[bool, list[tuple[str, bool]]]:
     return replace, out
 
 
-def layer_tags(packs: Sequence[PackData], category: str) -> dict[str, list[tuple[str, bool]]]:
+TagEntries = list[tuple[str, bool, str]]
+"""(reference, required, pack name) per value; references to tags start with '#'."""
+
+
+def layer_tags(packs: Sequence[PackData], category: str) -> dict[str, TagEntries]:
     """Merge one tag category over packs in load order (``replace`` clears earlier entries)."""
-    merged: dict[str, list[tuple[str, bool]]] = {}
+    merged: dict[str, TagEntries] = {}
     for pack in packs:
         for location, doc in sorted(pack.of(category).items()):
             name = normalize_id(location)
@@ -54,12 +58,13 @@ def layer_tags(packs: Sequence[PackData], category: str) -> dict[str, list[tuple
                 replace, entries = _entries(doc, where)
             except DatapackError as exc:
                 raise exc.located(pack=pack.name) from None
-            merged[name] = entries if replace else merged.get(name, []) + entries
+            tagged = [(ref, req, pack.name) for ref, req in entries]
+            merged[name] = tagged if replace else merged.get(name, []) + tagged
     return merged
 
 
 def resolve_tags(
-    raw: Mapping[str, list[tuple[str, bool]]], known: frozenset[str], category: str
+    raw: Mapping[str, TagEntries], known: frozenset[str], category: str
 ) -> dict[str, frozenset[str]]:
     """Flatten nested tag references; unknown ids or tags that are required are errors."""
     resolved: dict[str, frozenset[str]] = {}
@@ -69,18 +74,19 @@ def resolve_tags(
             return resolved[name]
         if name in stack:
             chain = " -> ".join((*stack, name))
-            raise DatapackError(f"tag reference cycle: {chain}", file=f"tags/{category}/{name}")
+            where = resource_path(f"tags/{category}", full_id(name))
+            raise DatapackError(f"tag reference cycle: {chain}", file=where)
         if name not in raw:
             return None
         members: set[str] = set()
-        for ref, required in raw[name]:
+        for ref, required, pack in raw[name]:
+            where = resource_path(f"tags/{category}", full_id(name))
             if ref.startswith("#"):
                 inner = visit(ref[1:], (*stack, name))
                 if inner is None:
                     if required:
                         raise DatapackError(
-                            f"refers to tag {ref!r}, which no pack defines",
-                            file=f"tags/{category}/{name}",
+                            f"refers to tag {ref!r}, which no pack defines", pack=pack, file=where
                         )
                     continue
                 members |= inner
@@ -88,8 +94,7 @@ def resolve_tags(
                 members.add(ref)
             elif required:
                 raise DatapackError(
-                    f"lists {ref!r}, which is not a known {category[:-1]}",
-                    file=f"tags/{category}/{name}",
+                    f"lists {ref!r}, which is not a known {category[:-1]}", pack=pack, file=where
                 )
         result = frozenset(members)
         resolved[name] = result

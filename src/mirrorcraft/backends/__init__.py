@@ -1,0 +1,1 @@
+"""Backends run episodes: ``sim`` (embedded simulator, default) and ``mineflayer`` (real server)."""

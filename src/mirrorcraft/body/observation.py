@@ -1,0 +1,258 @@
+"""The observation: every field the paper's shared observation block lists, typed.
+
+Built from the body, the evaluator's public progress view, the budget and the
+latest action result. ``to_json`` is the canonical serialisation (twins are
+compared on it); ``render_text`` is a compact text form. Nothing here names a
+rule suite, a twin or a rule.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from mirrorcraft.body.actions import skill_specs
+from mirrorcraft.body.body import Body
+from mirrorcraft.body.paths import dist2
+from mirrorcraft.body.results import ActionResult
+
+
+@dataclass(frozen=True)
+class MilestoneStatus:
+    advancement: str
+    title: str
+    description: str
+    value: int
+    done: bool
+
+
+@dataclass(frozen=True)
+class ProgressView:
+    """What the agent may know about its progress (the same in Vanilla and Mirror twins)."""
+
+    task: str
+    title: str
+    milestones: tuple[MilestoneStatus, ...]
+    next_milestone: str | None
+    score: int
+    completed_advancements: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Budget:
+    total: int
+    used: int
+
+    @property
+    def remaining(self) -> int:
+        return max(self.total - self.used, 0)
+
+
+@dataclass(frozen=True)
+class Nearby:
+    id: str
+    distance: float
+    count: int = 0  # entities and drops: how many are visible; 0 for blocks
+
+
+@dataclass(frozen=True)
+class Observation:
+    step: int
+    inventory: dict[str, int]
+    enchanted_items: list[dict[str, Any]]
+    equipped: dict[str, str | None]
+    position: tuple[int, int, int]
+    biome: str
+    health: float
+    food: int
+    alive: bool
+    experience_level: int
+    progress: ProgressView
+    nearby_blocks: list[Nearby]
+    nearby_drops: list[Nearby]
+    nearby_entities: list[Nearby]
+    facilities: list[Nearby]
+    last_result: ActionResult | None
+    budget: Budget
+    skills: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "inventory": self.inventory,
+            "enchanted_items": self.enchanted_items,
+            "equipped": self.equipped,
+            "position": {"x": self.position[0], "y": self.position[1], "z": self.position[2]},
+            "biome": self.biome,
+            "survival": {"health": self.health, "food": self.food, "alive": self.alive},
+            "experience": {"level": self.experience_level},
+            "task": {
+                "id": self.progress.task,
+                "title": self.progress.title,
+                "milestones": [
+                    {
+                        "id": m.advancement,
+                        "title": m.title,
+                        "description": m.description,
+                        "value": m.value,
+                        "done": m.done,
+                    }
+                    for m in self.progress.milestones
+                ],
+                "next_milestone": self.progress.next_milestone,
+                "score": self.progress.score,
+            },
+            "completed_advancements": list(self.progress.completed_advancements),
+            "nearby_blocks": [
+                {"block": n.id, "nearest_distance": n.distance} for n in self.nearby_blocks
+            ],
+            "nearby_drops": [
+                {"item": n.id, "count": n.count, "nearest_distance": n.distance}
+                for n in self.nearby_drops
+            ],
+            "nearby_entities": [
+                {"type": n.id, "count": n.count, "nearest_distance": n.distance}
+                for n in self.nearby_entities
+            ],
+            "facilities": [
+                {"block": n.id, "nearest_distance": n.distance} for n in self.facilities
+            ],
+            "last_result": None if self.last_result is None else self.last_result.to_json(),
+            "budget": {
+                "total": self.budget.total,
+                "used": self.budget.used,
+                "remaining": self.budget.remaining,
+            },
+            "skills": self.skills,
+        }
+
+    def render_text(self) -> str:
+        inv = ", ".join(f"{k} x{v}" for k, v in self.inventory.items()) or "(empty)"
+        eq = ", ".join(f"{k}={v}" for k, v in self.equipped.items() if v) or "nothing"
+        blocks = ", ".join(f"{n.id} ({n.distance:g})" for n in self.nearby_blocks) or "none"
+        drops = (
+            ", ".join(f"{n.id} x{n.count} ({n.distance:g})" for n in self.nearby_drops) or "none"
+        )
+        ents = (
+            ", ".join(f"{n.id} x{n.count} ({n.distance:g})" for n in self.nearby_entities) or "none"
+        )
+        route = "; ".join(
+            f"{'[x]' if m.done else '[ ]'} {m.value} {m.title} ({m.advancement})"
+            for m in self.progress.milestones
+        )
+        last = "none yet"
+        if self.last_result is not None:
+            lr = self.last_result
+            last = f"{lr.skill} ok" if lr.ok else f"{lr.skill} failed ({lr.reason})"
+            last += f": {lr.message}"
+        return "\n".join(
+            [
+                f"TASK: {self.progress.title}; progress {self.progress.score}/100; next: {self.progress.next_milestone}",
+                f"ROUTE: {route}",
+                f"BUDGET: {self.budget.used} used, {self.budget.remaining} left of {self.budget.total}",
+                f"INVENTORY: {inv}",
+                f"EQUIPPED: {eq}",
+                f"POSITION: x={self.position[0]} y={self.position[1]} z={self.position[2]}; biome {self.biome}",
+                f"SURVIVAL: health {self.health:g}, food {self.food}; experience level {self.experience_level}",
+                f"NEARBY_TARGETS: {blocks}",
+                f"NEARBY_DROPS: {drops}",
+                f"NEARBY_ENTITIES: {ents}",
+                f"COMPLETED_ADVANCEMENTS: {', '.join(self.progress.completed_advancements) or 'none'}",
+                f"LAST_RESULT: {last}",
+            ]
+        )
+
+
+def _round(d2: int) -> float:
+    return round(math.sqrt(d2), 1)
+
+
+class ObservationBuilder:
+    """Builds observations for one body; caches the expensive nearby-block scan per position."""
+
+    def __init__(self, body: Body):
+        self.body = body
+        cfg = body.config
+        self._observable: list[str] = []
+        for ref in cfg.observable_blocks:
+            for name in sorted(body._expand(ref)) if ref.startswith("#") else [ref]:
+                if name not in self._observable and name in body.state.loaded.world.palette.ids:
+                    self._observable.append(name)
+        self._facilities = [f for f in cfg.facilities if f in body.state.loaded.world.palette.ids]
+        self._cache_key: tuple[Any, ...] | None = None
+        self._cache: list[Nearby] = []
+        self._skills = list(skill_specs())
+
+    def nearby_blocks(self) -> list[Nearby]:
+        b = self.body
+        key = (b.pos, b.state.version)
+        if key != self._cache_key:
+            out = []
+            for name in self._observable:
+                hits = b.state.nearest([name], b.pos, b.config.observe_radius, k=1)
+                if hits:
+                    out.append(Nearby(name, _round(hits[0].d2)))
+            out.sort(key=lambda n: (n.distance, n.id))
+            self._cache_key, self._cache = key, out
+        return self._cache
+
+    def build(
+        self, progress: ProgressView, budget: Budget, last: ActionResult | None
+    ) -> Observation:
+        b = self.body
+        blocks = self.nearby_blocks()
+        facilities = [n for n in blocks if n.id in self._facilities]
+        r2 = b.config.observe_radius**2
+        ents: dict[str, list[int]] = {}
+        for mob in b.state.mobs:
+            if mob.alive:
+                d2 = dist2(mob.pos, b.pos)
+                if d2 <= r2:
+                    ents.setdefault(mob.type, []).append(d2)
+        dr2 = b.config.drop_radius**2
+        drops: dict[str, list[int]] = {}
+        for d in b.state.drops:
+            d2 = dist2(d.pos, b.pos)
+            if d2 <= dr2:
+                drops.setdefault(d.item, []).append(d2)
+        drop_counts: dict[str, int] = {}
+        for d in b.state.drops:
+            if dist2(d.pos, b.pos) <= dr2:
+                drop_counts[d.item] = drop_counts.get(d.item, 0) + d.count
+        equipped = {"hand": b.hand[0] if b.hand else None}
+        for slot in ("head", "chest", "legs", "feet"):
+            equipped[slot] = b.armor[slot][0] if slot in b.armor else None
+        return Observation(
+            step=b.step,
+            inventory=b.inventory.totals(),
+            enchanted_items=[
+                {
+                    "item": s.item,
+                    "count": s.count,
+                    "enchantments": {n: lv for n, lv in s.enchantments},
+                }
+                for s in b.inventory.enchanted()
+            ],
+            equipped=equipped,
+            position=b.pos,
+            biome=b.state.loaded.world.biome,
+            health=b.health,
+            food=b.food,
+            alive=b.alive,
+            experience_level=b.level,
+            progress=progress,
+            nearby_blocks=blocks,
+            nearby_drops=sorted(
+                (Nearby(item, _round(min(ds)), drop_counts[item]) for item, ds in drops.items()),
+                key=lambda n: (n.distance, n.id),
+            ),
+            nearby_entities=sorted(
+                (Nearby(t, _round(min(ds)), len(ds)) for t, ds in ents.items()),
+                key=lambda n: (n.distance, n.id),
+            ),
+            facilities=facilities,
+            last_result=last,
+            budget=budget,
+            skills=self._skills,
+        )

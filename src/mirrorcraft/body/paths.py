@@ -1,0 +1,109 @@
+"""Straight-line approach paths through the voxel grid, and what must be dug on them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mirrorcraft.world.index import Pos
+from mirrorcraft.world.state import WorldState
+
+
+def line_cells(a: Pos, b: Pos) -> list[Pos]:
+    """Cells visited walking from ``a`` to ``b`` in unit steps (3-D Bresenham), both included."""
+    x, y, z = a
+    dx, dy, dz = abs(b[0] - x), abs(b[1] - y), abs(b[2] - z)
+    sx = 1 if b[0] > x else -1
+    sy = 1 if b[1] > y else -1
+    sz = 1 if b[2] > z else -1
+    cells = [(x, y, z)]
+    n = max(dx, dy, dz)
+    ex, ey, ez = n // 2, n // 2, n // 2
+    for _ in range(n):
+        ex -= dx
+        ey -= dy
+        ez -= dz
+        if ex < 0:
+            ex += n
+            x += sx
+        if ey < 0:
+            ey += n
+            y += sy
+        if ez < 0:
+            ez += n
+            z += sz
+        cells.append((x, y, z))
+    return cells
+
+
+def dist2(a: Pos, b: Pos) -> int:
+    return (a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2 + (a[2] - b[2]) ** 2
+
+
+@dataclass(frozen=True)
+class Approach:
+    stand: Pos
+    """Where the body ends up (feet), before gravity."""
+    digs: tuple[Pos, ...]
+    """Blocks to break on the way, in order."""
+
+
+@dataclass(frozen=True)
+class Blocked:
+    at: Pos
+    block: str
+    too_far: bool = False
+
+
+def plan_approach(
+    state: WorldState,
+    start: Pos,
+    target: Pos,
+    reach: float,
+    can_clear: Callable[[str], bool],
+    max_digs: int,
+) -> Approach | Blocked:
+    """Walk the straight line toward ``target`` until within ``reach`` of it.
+
+    The body is two blocks tall: for every cell it steps into, that cell and the
+    one above must be free or clearable. Passable blocks (air, water, plants) need
+    no digging. The target itself is never dug here.
+    """
+    reach2 = reach * reach
+    if dist2(start, target) <= reach2:
+        return Approach(start, ())
+    passable = state.passable_ids
+    digs: list[Pos] = []
+    seen: set[Pos] = set()
+    stand = start
+    for cell in line_cells(start, target)[1:]:
+        if cell == target:
+            break
+        for c in (cell, (cell[0], cell[1] + 1, cell[2])):
+            if c == target or c in seen or not state.in_bounds(c):
+                continue
+            seen.add(c)
+            if state.block_id(c) in passable:
+                continue
+            name = state.block(c)
+            if not can_clear(name):
+                return Blocked(c, name)
+            digs.append(c)
+            if len(digs) > max_digs:
+                return Blocked(c, name, too_far=True)
+        stand = cell
+        if dist2(cell, target) <= reach2:
+            break
+    return Approach(stand, tuple(digs))
+
+
+def settle(state: WorldState, pos: Pos) -> Pos:
+    """Let the body fall until it stands on something (water holds it up)."""
+    x, y, z = pos
+    passable = state.passable_ids
+    water = state.loaded.world.palette.ids.get("water", -1)
+    while y - 1 >= state.min_y and state.block_id((x, y - 1, z)) in passable:
+        if state.block_id((x, y, z)) == water:
+            break
+        y -= 1
+    return (x, y, z)

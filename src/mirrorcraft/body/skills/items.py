@@ -1,0 +1,124 @@
+"""place and equip, and finding placed facilities."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mirrorcraft.body import results as r
+from mirrorcraft.body.body import ARMOR_SLOTS, Body
+from mirrorcraft.body.paths import Blocked
+from mirrorcraft.body.results import ActionResult, failure
+from mirrorcraft.world.index import Pos
+from mirrorcraft.world.state import StationState
+
+FURNACE_LIKE = frozenset({"furnace", "blast_furnace", "smoker"})
+_SPOTS = [
+    (1, 0, 0),
+    (0, 0, 1),
+    (-1, 0, 0),
+    (0, 0, -1),
+    (1, 0, 1),
+    (-1, 0, 1),
+    (-1, 0, -1),
+    (1, 0, -1),
+    (2, 0, 0),
+    (0, 0, 2),
+    (-2, 0, 0),
+    (0, 0, -2),
+    (1, 1, 0),
+    (0, 1, 1),
+    (-1, 1, 0),
+    (0, 1, -1),
+    (1, -1, 0),
+    (0, -1, 1),
+    (-1, -1, 0),
+    (0, -1, -1),
+]
+
+
+def free_spot(body: Body) -> Pos | None:
+    state = body.state
+    x, y, z = body.pos
+    passable = state.passable_ids
+    water = state.loaded.world.palette.ids.get("water", -1)
+    for dx, dy, dz in _SPOTS:
+        p = (x + dx, y + dy, z + dz)
+        below = (p[0], p[1] - 1, p[2])
+        if not state.in_bounds(p) or not state.in_bounds(below):
+            continue
+        here = state.block_id(p)
+        if here not in passable or here == water:
+            continue
+        if state.block_id(below) in passable:
+            continue
+        return p
+    return None
+
+
+def place(body: Body, args: Mapping[str, Any]) -> ActionResult:
+    block = args["block"]
+    if not body.is_item(block):
+        return failure("place", args, r.INVALID_ARGS, f"{block!r} is not a known item id")
+    if body.inventory.total(block) < 1:
+        return failure("place", args, r.MISSING_ITEM, f"no {block} in the inventory")
+    if block not in body.rules.game.blocks or block not in body.state.loaded.world.palette.ids:
+        return failure("place", args, r.NOT_PLACEABLE, f"{block} is not a block that can be placed")
+    spot = free_spot(body)
+    if spot is None:
+        return failure("place", args, r.NO_SPOT, "no open spot with solid ground next to the body")
+    body.spend(block, 1)
+    body.state.place_block(spot, block)
+    if block in FURNACE_LIKE:
+        body.state.stations[spot] = StationState(block)
+    return ActionResult(
+        "place",
+        args,
+        True,
+        "",
+        f"placed {block}",
+        consumed={block: 1},
+        details={"position": list(spot)},
+    )
+
+
+def equip(body: Body, args: Mapping[str, Any]) -> ActionResult:
+    item = args["item"]
+    if not body.is_item(item):
+        return failure("equip", args, r.INVALID_ARGS, f"{item!r} is not a known item id")
+    keys = sorted(
+        (k for k in body.inventory.counts if k[0] == item), key=lambda k: (-len(k[1]), k[1])
+    )
+    if not keys:
+        return failure("equip", args, r.MISSING_ITEM, f"no {item} in the inventory")
+    if item in body.config.facilities:
+        return failure("equip", args, r.NOT_EQUIPPABLE, f"{item} is a facility: use place")
+    for suffix, slot in ARMOR_SLOTS.items():
+        if item.endswith("_" + suffix):
+            body.armor[slot] = keys[0]
+            return ActionResult("equip", args, True, "", f"wearing {item}", details={"slot": slot})
+    body.equip_key(keys[0])
+    return ActionResult("equip", args, True, "", f"holding {item}", details={"slot": "hand"})
+
+
+def find_station(
+    body: Body, block: str, skill: str, args: Mapping[str, Any]
+) -> tuple[Pos, ActionResult | None]:
+    """Walk to the nearest placed ``block``; a failure result if there is none or it is walled off."""
+    hits = body.state.nearest([block], body.pos, body.config.station_radius, k=3)
+    if not hits:
+        reason = r.NEEDS_TABLE if block == "crafting_table" else r.NEEDS_STATION
+        return body.pos, failure(skill, args, reason, f"no placed {block} nearby")
+    for hit in hits:
+        plan = body.approach(hit.pos)
+        if isinstance(plan, Blocked):
+            continue
+        drops = body.walk(plan, sub=f"station{hit.pos}")
+        body.gain(drops)
+        return hit.pos, None
+    return hits[0].pos, failure(
+        skill,
+        args,
+        r.STATION_UNREACHABLE,
+        f"the nearby {block} cannot be reached; try prepare_access",
+    )

@@ -1,0 +1,152 @@
+"""mine and prepare_access: reach blocks, digging through what owned tools can harvest."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mirrorcraft.body import results as r
+from mirrorcraft.body.body import Body
+from mirrorcraft.body.paths import Blocked
+from mirrorcraft.body.results import ActionResult, failure
+from mirrorcraft.rules.items import ItemStack
+
+
+def unknown_block(body: Body, skill: str, args: Mapping[str, Any], name: str) -> ActionResult:
+    if body.is_item(name):
+        return failure(skill, args, r.INVALID_ARGS, f"{name!r} is an item, not a block id")
+    return failure(skill, args, r.INVALID_ARGS, f"{name!r} is not a known block id")
+
+
+def blocked_result(
+    skill: str, args: Mapping[str, Any], target: str, blocked: Blocked
+) -> ActionResult:
+    if blocked.too_far:
+        return failure(
+            skill,
+            args,
+            r.TARGET_UNREACHABLE,
+            f"the way to {target} is too long to dig in one call",
+            blocked_by=blocked.block,
+        )
+    return failure(
+        skill,
+        args,
+        r.TARGET_UNREACHABLE,
+        f"the way to the nearest {target} is blocked by {blocked.block}, which no owned tool can harvest",
+        blocked_by=blocked.block,
+    )
+
+
+def mine(body: Body, args: Mapping[str, Any]) -> ActionResult:
+    target, count = args["block"], args["count"]
+    names = body.block_names(target)
+    if names is None:
+        return unknown_block(body, "mine", args, target)
+    mined: list[str] = []
+    target_drops: list[ItemStack] = []
+    path_drops: list[ItemStack] = []
+    problem: ActionResult | None = None
+    for i in range(count):
+        hits = body.state.nearest(names, body.pos, body.config.mine_radius, k=8)
+        if not hits:
+            problem = failure(
+                "mine",
+                args,
+                r.NO_TARGET_NEARBY,
+                f"no {target} within {body.config.mine_radius:g} blocks",
+            )
+            break
+        chosen = None
+        for hit in hits:
+            name = body.state.loaded.world.palette.names[hit.block_id]
+            if not body.can_harvest_now(name):
+                problem = problem or failure(
+                    "mine", args, r.NEEDS_TOOL, f"no owned tool can harvest {name}", block=name
+                )
+                continue
+            plan = body.approach(hit.pos)
+            if isinstance(plan, Blocked):
+                if problem is None or problem.reason == r.NEEDS_TOOL:
+                    problem = blocked_result("mine", args, name, plan)
+                continue
+            chosen = (hit, name, plan)
+            break
+        if chosen is None:
+            break
+        hit, name, plan = chosen
+        problem = None
+        path_drops.extend(body.walk(plan, sub=f"m{i}"))
+        target_drops.extend(body.break_block(hit.pos, sub=f"m{i}"))
+        mined.append(name)
+    if not mined:
+        assert problem is not None
+        return problem
+    gained = body.gain(target_drops + path_drops)
+    message = f"mined {len(mined)} of {count} {target}"
+    if problem is not None:
+        message += f"; stopped: {problem.message}"
+    return ActionResult(
+        "mine",
+        args,
+        True,
+        "",
+        message,
+        produced=gained,
+        details={
+            "blocks": mined,
+            "drops": _totals(target_drops),
+            "path_drops": _totals(path_drops),
+            "requested": count,
+        },
+    )
+
+
+def prepare_access(body: Body, args: Mapping[str, Any]) -> ActionResult:
+    target = args["target"]
+    names = body.block_names(target)
+    if names is None:
+        return unknown_block(body, "prepare_access", args, target)
+    hits = body.state.nearest(names, body.pos, body.config.mine_radius, k=4)
+    if not hits:
+        return failure(
+            "prepare_access",
+            args,
+            r.NO_TARGET_NEARBY,
+            f"no {target} within {body.config.mine_radius:g} blocks",
+        )
+    first_block: Blocked | None = None
+    for hit in hits:
+        plan = body.approach(hit.pos)
+        if isinstance(plan, Blocked):
+            first_block = first_block or plan
+            continue
+        if not plan.digs and plan.stand == body.pos:
+            return ActionResult(
+                "prepare_access",
+                args,
+                True,
+                "",
+                f"{target} is already within reach",
+                details={"distance": round(hit.distance, 1)},
+            )
+        drops = body.walk(plan, sub="access")
+        gained = body.gain(drops)
+        return ActionResult(
+            "prepare_access",
+            args,
+            True,
+            "",
+            f"cleared {len(plan.digs)} blocks and moved next to {target}",
+            produced=gained,
+            details={"cleared": len(plan.digs)},
+        )
+    assert first_block is not None
+    return blocked_result("prepare_access", args, target, first_block)
+
+
+def _totals(stacks: list[ItemStack]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for s in stacks:
+        out[s.item] = out.get(s.item, 0) + s.count
+    return dict(sorted(out.items()))

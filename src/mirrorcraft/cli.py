@@ -1,0 +1,51 @@
+"""The ``mirrorcraft`` command: a thin layer that parses arguments and calls the package.
+
+Each subcommand lives in ``mirrorcraft.commands.<name>`` and registers itself with
+``add_parser(subparsers)``; its handler returns the process exit code. Errors the
+user can fix are printed as one clear line, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from mirrorcraft import __version__
+from mirrorcraft.commands import COMMANDS
+from mirrorcraft.commands.common import UserError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mirrorcraft",
+        description="Paired evaluation of agents in Minecraft 1.19 worlds under hidden rule changes.",
+    )
+    parser.add_argument("--version", action="version", version=f"mirrorcraft {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS:
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        code: int = args.handler(args)
+    except UserError as exc:
+        print(f"mirrorcraft: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("mirrorcraft: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""``mirrorcraft rules``: inspect a rule set (vanilla plus optional datapacks)."""
+
+from __future__ import annotations
+
+import argparse
+import random
+from typing import Any
+
+from mirrorcraft.commands.common import UserError, parse_json_arg, print_json
+from mirrorcraft.rules.crafting import GRID_SIZES
+from mirrorcraft.rules.errors import RulesError
+from mirrorcraft.rules.ids import normalize_id
+from mirrorcraft.rules.items import ItemStack
+from mirrorcraft.rules.loot_context import LootContext
+from mirrorcraft.rules.recipes import CookingRecipe, InertRecipe, ShapedRecipe, ShapelessRecipe
+from mirrorcraft.rules.ruleset import RuleSet
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("rules", help="inspect a rule set: counts, crafting, smelting, loot")
+    p.add_argument(
+        "--pack",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="datapack folder or zip layered over vanilla (repeatable, in load order)",
+    )
+    rsub = p.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
+    rsub.add_parser("info", help="what the rule set holds, and its fingerprint")
+    c = rsub.add_parser("craft", help="what a grid produces")
+    c.add_argument(
+        "grid", help="rows of item ids or null, e.g. '[[\"oak_log\", null], [null, null]]'"
+    )
+    c.add_argument("--station", choices=sorted(GRID_SIZES), default="crafting_table")
+    s = rsub.add_parser("smelt", help="what a furnace-like station makes of an item")
+    s.add_argument("item")
+    s.add_argument(
+        "--station", default="furnace", choices=["furnace", "blast_furnace", "smoker", "campfire"]
+    )
+    m = rsub.add_parser("loot", help="roll a block's loot table")
+    m.add_argument("block")
+    m.add_argument("--tool", default=None, help="item id of the tool used (default: bare hand)")
+    m.add_argument("--enchant", action="append", default=[], metavar="NAME=LEVEL")
+    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--rolls", type=int, default=1)
+    p.set_defaults(handler=run)
+
+
+def _load(packs: list[str]) -> RuleSet:
+    try:
+        return RuleSet.load(packs)
+    except RulesError as exc:
+        raise UserError(str(exc)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    rs = _load(args.pack)
+    if args.rules_command == "info":
+        kinds: dict[str, int] = {}
+        for recipe in rs.recipes.values():
+            name = (
+                "crafting_shaped"
+                if isinstance(recipe, ShapedRecipe)
+                else "crafting_shapeless"
+                if isinstance(recipe, ShapelessRecipe)
+                else recipe.kind
+                if isinstance(recipe, CookingRecipe | InertRecipe)
+                else "other"
+            )
+            kinds[name] = kinds.get(name, 0) + 1
+        print_json(
+            {
+                "name": rs.name,
+                "packs": list(rs.packs),
+                "fingerprint": rs.fingerprint,
+                "recipes": kinds,
+                "loot_tables": len(rs.loot_tables),
+                "advancements": sorted(rs.advancements),
+                "item_tags": len(rs.item_tags),
+                "block_tags": len(rs.block_tags),
+            }
+        )
+        return 0
+    if args.rules_command == "craft":
+        grid = parse_json_arg(args.grid, "grid")
+        if not isinstance(grid, list) or not all(isinstance(r, list) for r in grid):
+            raise UserError("grid must be a list of rows (lists)")
+        try:
+            cells = tuple(
+                tuple(None if c is None else normalize_id(c) for c in row) for row in grid
+            )
+        except (ValueError, AttributeError) as exc:
+            raise UserError(f"bad grid cell: {exc}") from None
+        size = GRID_SIZES[args.station]
+        if len(cells) > size or any(len(r) > size for r in cells):
+            raise UserError(f"a {args.station} grid is at most {size}x{size}")
+        out = rs.craft(cells, args.station)
+        print_json(
+            {
+                "result": None
+                if out is None
+                else {"item": out.item, "count": out.count, "recipe": out.recipe}
+            }
+        )
+        return 0
+    if args.rules_command == "smelt":
+        cooked = rs.cooking(_item(args.item), args.station)
+        print_json(
+            {
+                "result": None
+                if cooked is None
+                else {"item": cooked.result, "count": cooked.count, "recipe": cooked.location}
+            }
+        )
+        return 0
+    block = _item(args.block)
+    table = rs.block_table(block)
+    if table is None:
+        raise UserError(f"no loot table for block {block!r}")
+    enchants = []
+    for spec in args.enchant:
+        name, _, level = spec.partition("=")
+        if not level.isdigit():
+            raise UserError(f"--enchant takes NAME=LEVEL, got {spec!r}")
+        enchants.append((_item(name), int(level)))
+    tool = ItemStack(_item(args.tool), 1, tuple(enchants)) if args.tool else None
+    harvest = rs.can_harvest(block, tool.item if tool else None)
+    rolls = []
+    for i in range(max(1, min(args.rolls, 10_000))):
+        drops = (
+            rs.roll(table, LootContext(tool=tool), random.Random(f"{args.seed}:{i}"))
+            if harvest
+            else []
+        )
+        rolls.append({d.item: d.count for d in drops})
+    print_json({"block": block, "harvestable": harvest, "rolls": rolls})
+    return 0
+
+
+def _item(raw: str) -> str:
+    try:
+        return normalize_id(raw)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None

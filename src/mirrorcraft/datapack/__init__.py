@@ -1,0 +1,1 @@
+"""Suite manifests -> datapacks and rule sheets; static route analysis; worldgen datapacks."""

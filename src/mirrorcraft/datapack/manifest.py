@@ -1,0 +1,134 @@
+"""Rule-suite manifests: a small, versioned language of interventions on vanilla rules.
+
+Operators (each names its target explicitly):
+
+``recipe_output``
+    Change the output item and/or count of vanilla crafting recipes (``targets``:
+    recipe locations, or ``select`` by result tag).
+``cooking_result``
+    Make an input item cook into another result (item, count) at given stations;
+    replaces the vanilla behaviour for that input or adds one where vanilla has none.
+``block_drops``
+    ``mode: replace`` (drop exactly these) or ``mode: add`` (vanilla drops plus these)
+    for blocks (ids or a ``#tag``). ``{crafted}`` in an item name means the item vanilla
+    crafting turns the broken block into (so logs drop their matching planks).
+``entity_loot``
+    Add drops to an entity's loot table (``mode: add``).
+
+Every change carries the sentence the rule sheet shows for it, in our own words.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+MANIFEST_VERSION = 1
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ItemCount(_Strict):
+    item: str
+    count: int = Field(1, ge=1, le=64)
+
+
+class RecipeSelect(_Strict):
+    result_tag: str
+    type: Literal["crafting_shaped", "crafting_shapeless"] | None = None
+
+
+class RecipeOutput(_Strict):
+    op: Literal["recipe_output"]
+    targets: tuple[str, ...] = ()
+    select: RecipeSelect | None = None
+    item: str | None = None
+    count: int | None = Field(None, ge=1, le=64)
+    sheet: str
+
+    @model_validator(mode="after")
+    def _check(self) -> RecipeOutput:
+        if not self.targets and self.select is None:
+            raise ValueError("recipe_output needs targets or select")
+        if self.item is None and self.count is None:
+            raise ValueError("recipe_output must change the item, the count, or both")
+        return self
+
+
+class CookingResult(_Strict):
+    op: Literal["cooking_result"]
+    input: str
+    stations: tuple[Literal["furnace", "blast_furnace", "smoker"], ...] = Field(min_length=1)
+    item: str
+    count: int = Field(1, ge=1, le=64)
+    sheet: str
+
+
+class BlockDrops(_Strict):
+    op: Literal["block_drops"]
+    targets: tuple[str, ...] = Field(min_length=1)
+    mode: Literal["replace", "add"]
+    drops: tuple[ItemCount, ...] = Field(min_length=1)
+    sheet: str
+
+
+class EntityLoot(_Strict):
+    op: Literal["entity_loot"]
+    target: str
+    mode: Literal["add"] = "add"
+    drops: tuple[ItemCount, ...] = Field(min_length=1)
+    sheet: str
+
+
+Change = Annotated[
+    RecipeOutput | CookingResult | BlockDrops | EntityLoot, Field(discriminator="op")
+]
+
+
+class Manifest(_Strict):
+    schema_version: Literal[1] = 1
+    kind: Literal["mirror"] = "mirror"
+    id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,32}$")
+    name: str
+    form: str = ""
+    description: str = ""
+    selected_tasks: tuple[str, ...] = ("iron_armor", "diamond", "enchantment")
+    changes: tuple[Change, ...] = Field(min_length=1, max_length=32)
+
+
+class ManifestError(Exception):
+    """A manifest is unreadable, invalid, or asks for something the vanilla data does not have."""
+
+
+def parse_manifest(raw: object, source: str = "manifest") -> Manifest:
+    if not isinstance(raw, dict):
+        raise ManifestError(f"{source}: a manifest must be a mapping")
+    ops = {"recipe_output", "cooking_result", "block_drops", "entity_loot"}
+    for i, change in enumerate(raw.get("changes") or []):
+        if isinstance(change, dict) and change.get("op") not in ops:
+            raise ManifestError(
+                f"{source}: changes[{i}]: unknown operator {change.get('op')!r} (known: {', '.join(sorted(ops))})"
+            )
+    try:
+        return Manifest.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ManifestError(f"{source}: field {where!r}: {first['msg']}") from None
+
+
+def load_manifest_file(path: Path) -> Manifest:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ManifestError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ManifestError(f"{path}: not valid YAML/JSON ({exc})") from None
+    return parse_manifest(raw, str(path))

@@ -1,0 +1,113 @@
+"""A Gymnasium-shaped API: ``make("plains-1@M04/diamond")``, ``reset(seed=...)``, ``step(action)``.
+
+Environment ids are ``<world>[@<rules>]/<task>``: a world id (``plains-1``), an
+optional rule set (``vanilla`` when omitted, a suite id such as ``M04``, or a
+datapack path) and a task (``iron_armor``, ``diamond``, ``enchantment``).
+Observations are ``Observation`` objects (``.to_json()``, ``.render_text()``);
+the reward is the increase in task Score. ``info`` holds the score, success flag,
+new milestones and the action result; it never names the rule set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mirrorcraft.backends.rulesets import VANILLA, resolve_rules, vanilla_rules
+from mirrorcraft.backends.sim import SimEpisode
+from mirrorcraft.body.config import BodyConfig
+from mirrorcraft.body.observation import Observation
+from mirrorcraft.evaluator.tasks import get_task, task_table
+from mirrorcraft.world.registry import load_world, world_ids
+
+
+class EnvIdError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    world: str
+    rules: str
+    task: str
+
+    @property
+    def id(self) -> str:
+        middle = "" if self.rules == VANILLA else f"@{self.rules}"
+        return f"{self.world}{middle}/{self.task}"
+
+
+def parse_env_id(env_id: str) -> EnvSpec:
+    head, sep, task = env_id.rpartition("/")
+    if not sep or not head or not task:
+        raise EnvIdError(f"environment id {env_id!r} must look like 'plains-1@M04/diamond'")
+    world, _, rules = head.partition("@")
+    return EnvSpec(world, rules or VANILLA, task)
+
+
+def registered_ids(
+    rule_sets: tuple[str, ...] = (VANILLA, "M01", "M02", "M03", "M04", "M05", "M06"),
+) -> list[str]:
+    """Every packaged world x rule set x task."""
+    return [EnvSpec(w, r, t).id for w in world_ids() for r in rule_sets for t in task_table()]
+
+
+class MirrorCraftEnv:
+    def __init__(
+        self,
+        spec: EnvSpec,
+        *,
+        budget: int | None = None,
+        config: BodyConfig | None = None,
+        start_inventory: Mapping[str, int] | None = None,
+    ):
+        self.spec = spec
+        self.loaded = load_world(spec.world)
+        self.rules = resolve_rules(spec.rules)
+        self.vanilla = vanilla_rules()
+        task = get_task(spec.task)
+        self.task = task.with_budget(budget) if budget else task
+        self.config = config
+        self.start_inventory = start_inventory
+        self.episode: SimEpisode | None = None
+        self._seed = 0
+
+    def reset(
+        self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[Observation, dict[str, Any]]:
+        if seed is not None:
+            self._seed = seed
+        else:
+            self._seed += 1
+        self.episode = SimEpisode(
+            self.loaded,
+            self.rules,
+            self.vanilla,
+            self.task,
+            seed=self._seed,
+            config=self.config,
+            start_inventory=self.start_inventory,
+        )
+        obs = self.episode.observe()
+        return obs, {"score": 0, "success": False, "budget": self.task.budget}
+
+    def step(self, action: Any) -> tuple[Observation, int, bool, bool, dict[str, Any]]:
+        if self.episode is None:
+            raise RuntimeError("call reset() before step()")
+        out = self.episode.step(action)
+        info = {
+            "score": out.score,
+            "success": self.episode.evaluator.success(),
+            "new_milestones": list(out.new_milestones),
+            "result": out.result.to_json(),
+        }
+        return out.observation, out.reward, out.terminated, out.truncated, info
+
+    @property
+    def unwrapped(self) -> MirrorCraftEnv:
+        return self
+
+
+def make(env_id: str, **kwargs: Any) -> MirrorCraftEnv:
+    return MirrorCraftEnv(parse_env_id(env_id), **kwargs)

@@ -1,0 +1,83 @@
+"""Advancement progress as the server tracks it, and the task Score derived from it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from mirrorcraft.evaluator.tasks import Task
+from mirrorcraft.rules.advancements import (
+    Criterion,
+    InventoryView,
+    enchanted_item_fires,
+    inventory_changed_fires,
+)
+from mirrorcraft.rules.items import ItemStack
+from mirrorcraft.rules.ruleset import RuleSet
+
+
+@dataclass
+class MilestoneTracker:
+    """Grants advancements from the active RuleSet's definitions; knows the task's values."""
+
+    rules: RuleSet
+    task: Task
+    met: dict[str, set[str]] = field(default_factory=dict)
+    completed: dict[str, int] = field(default_factory=dict)
+    """advancement id -> action index (1-based) at which it was completed."""
+
+    def __post_init__(self) -> None:
+        self._order = sorted(self.rules.advancements)
+
+    def _grant(self, fires_for: str, fires: object, step: int) -> list[str]:
+        newly: list[str] = []
+        for adv_id in self._order:
+            if adv_id in self.completed:
+                continue
+            adv = self.rules.advancements[adv_id]
+            have = self.met.setdefault(adv_id, set())
+            for name, crit in adv.criteria.items():
+                if name not in have and crit.trigger == fires_for and fires(crit):  # type: ignore[operator]
+                    have.add(name)
+            if adv.is_done(have):
+                self.completed[adv_id] = step
+                newly.append(adv_id)
+        return newly
+
+    def inventory_changed(
+        self, stacks: Sequence[ItemStack], gained: Sequence[ItemStack], step: int
+    ) -> list[str]:
+        view = InventoryView(tuple(stacks))
+        sizes = self.rules.game.items
+
+        def fires(crit: Criterion) -> bool:
+            return any(inventory_changed_fires(crit, view, g, sizes) for g in gained)
+
+        return self._grant("inventory_changed", fires, step)
+
+    def item_enchanted(self, item: ItemStack, levels: int, step: int) -> list[str]:
+        return self._grant(
+            "enchanted_item", lambda crit: enchanted_item_fires(crit, item, levels), step
+        )
+
+    # -- the task's view -----------------------------------------------------------
+    def score(self) -> int:
+        return max(
+            (m.value for m in self.task.milestones if m.advancement in self.completed), default=0
+        )
+
+    def success(self) -> bool:
+        return self.task.final.advancement in self.completed
+
+    def milestone_steps(self) -> dict[str, int]:
+        return {
+            m.advancement: self.completed[m.advancement]
+            for m in self.task.milestones
+            if m.advancement in self.completed
+        }
+
+    def next_milestone(self) -> str | None:
+        for m in self.task.milestones:
+            if m.advancement not in self.completed:
+                return m.advancement
+        return None

@@ -1,0 +1,122 @@
+"""The mutable state of one episode's world: a fresh copy of the generated world.
+
+Everything an episode can change lives here (blocks, placed facilities, mobs,
+items on the ground, furnace fuel). A reset builds a new WorldState from the
+immutable generated world, so no episode sees another's changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mirrorcraft.world.index import BlockIndex, Hit, Pos
+from mirrorcraft.world.registry import LoadedWorld
+
+PASSABLE_EXTRA = ("water",)
+
+
+@dataclass
+class Mob:
+    id: int
+    type: str
+    pos: Pos
+    alive: bool = True
+
+
+@dataclass
+class GroundDrop:
+    item: str
+    count: int
+    pos: Pos
+    enchantments: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass
+class StationState:
+    """A placed furnace-like block: burn time left from fuel already inserted."""
+
+    block: str
+    burn_left: int = 0
+
+
+@dataclass
+class WorldState:
+    loaded: LoadedWorld
+    grid: NDArray[np.uint16]
+    mobs: list[Mob]
+    drops: list[GroundDrop] = field(default_factory=list)
+    placed: dict[int, set[Pos]] = field(default_factory=dict)
+    stations: dict[Pos, StationState] = field(default_factory=dict)
+    explored_regions: set[tuple[int, int]] = field(default_factory=set)
+    version: int = 0
+
+    @classmethod
+    def fresh(cls, loaded: LoadedWorld) -> WorldState:
+        w = loaded.world
+        mobs = [Mob(m.id, m.type, m.pos) for m in w.mobs]
+        return cls(loaded=loaded, grid=w.grid.copy(), mobs=mobs)
+
+    # -- geometry ----------------------------------------------------------------
+    @property
+    def index(self) -> BlockIndex:
+        return self.loaded.index
+
+    @property
+    def min_y(self) -> int:
+        return self.loaded.world.min_y
+
+    @property
+    def max_y(self) -> int:
+        return self.min_y + int(self.grid.shape[2])
+
+    @property
+    def size(self) -> int:
+        return int(self.grid.shape[0])
+
+    def in_bounds(self, p: Pos) -> bool:
+        return 0 <= p[0] < self.size and 0 <= p[2] < self.size and self.min_y <= p[1] < self.max_y
+
+    def block_id(self, p: Pos) -> int:
+        if not self.in_bounds(p):
+            return 0
+        return int(self.grid[p[0], p[2], p[1] - self.min_y])
+
+    def block(self, p: Pos) -> str:
+        return self.loaded.world.palette.names[self.block_id(p)]
+
+    def set_block(self, p: Pos, name: str) -> None:
+        bid = self.loaded.world.palette.ids[name]
+        old = self.block_id(p)
+        if old in self.placed:
+            self.placed[old].discard(p)
+        self.stations.pop(p, None)
+        self.grid[p[0], p[2], p[1] - self.min_y] = bid
+        self.version += 1
+
+    def place_block(self, p: Pos, name: str) -> None:
+        self.set_block(p, name)
+        self.placed.setdefault(self.loaded.world.palette.ids[name], set()).add(p)
+
+    def surface_y(self, x: int, z: int) -> int:
+        """y of the highest non-passable block in a column (the ground under the sky)."""
+        column = self.grid[x, z, :]
+        passable = self.passable_ids
+        for yi in range(column.shape[0] - 1, -1, -1):
+            if int(column[yi]) not in passable:
+                return yi + self.min_y
+        return self.min_y
+
+    @property
+    def passable_ids(self) -> frozenset[int]:
+        return self.loaded.world.palette.passable_ids
+
+    def nearest(
+        self, names: list[str], pos: Pos, radius: float, k: int = 1, horizontal_only: bool = False
+    ) -> list[Hit]:
+        ids = [
+            self.loaded.world.palette.ids[n] for n in names if n in self.loaded.world.palette.ids
+        ]
+        return self.index.nearest(self.grid, self.placed, ids, pos, radius, k, horizontal_only)
