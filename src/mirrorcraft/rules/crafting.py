@@ -34,15 +34,21 @@ class CraftOutcome:
 
 def trim_grid(grid: Grid) -> tuple[int, int, tuple[str | None, ...]]:
     """Bounding box of the filled cells: (height, width, row-major cells); (0, 0, ()) if empty."""
-    rows = [i for i, row in enumerate(grid) if any(c is not None for c in row)]
-    if not rows:
+    top = bottom = left = right = -1
+    for i, row in enumerate(grid):
+        for j, c in enumerate(row):
+            if c is not None:
+                if top < 0:
+                    top = i
+                bottom = i
+                if left < 0 or j < left:
+                    left = j
+                if j > right:
+                    right = j
+    if top < 0:
         return 0, 0, ()
-    cols = [j for row in grid for j, c in enumerate(row) if c is not None]
-    top, bottom, left, right = rows[0], rows[-1], min(cols), max(cols)
     cells = tuple(
-        grid[i][j] if j < len(grid[i]) else None
-        for i in range(top, bottom + 1)
-        for j in range(left, right + 1)
+        grid[i][j] if j < len(grid[i]) else None for i in range(top, bottom + 1) for j in range(left, right + 1)
     )
     return bottom - top + 1, right - left + 1, cells
 
@@ -95,16 +101,16 @@ class CraftingMatcher:
                 self._shapeless[(len(sl.ingredients), item)].append(sl)
         for lst in self._shaped.values():
             lst.sort(key=lambda v: v[0])
-        self._cache: dict[tuple[int, int, int, tuple[str | None, ...]], CraftOutcome | None] = {}
+        self._cache: dict[tuple[int, Grid], CraftOutcome | None] = {}
 
     def match(self, grid: Grid, station: str) -> CraftOutcome | None:
         """The outcome for a grid at a station (``inventory`` 2x2 or ``crafting_table`` 3x3)."""
         size = GRID_SIZES[station]
-        height, width, cells = trim_grid(grid)
-        key = (size, height, width, cells)
+        key = (size, grid)
         cached = self._cache.get(key, self)
         if cached is not self:
             return cached  # type: ignore[return-value]
+        height, width, cells = trim_grid(grid)
         result = self._match(size, height, width, cells)
         if len(self._cache) < 200_000:
             self._cache[key] = result
@@ -117,14 +123,11 @@ class CraftingMatcher:
             return None
         best: tuple[str, str, int] | None = None
         mask = tuple(c is not None for c in cells)
-        first = next(c for c in cells if c is not None)
-        for location, pattern, recipe in self._shaped.get((height, width, mask, first), ()):
-            if best is not None and location >= best[0]:
-                break
+        items = [c for c in cells if c is not None]
+        for location, pattern, recipe in self._shaped.get((height, width, mask, items[0]), ()):
             if all(c is None or c in ing for c, ing in zip(cells, pattern, strict=True)):  # type: ignore[operator]
                 best = (location, recipe.result, recipe.count)
                 break
-        items = [c for c in cells if c is not None]
         seen: set[str] = set()
         for item in items:
             if item in seen:

@@ -339,8 +339,8 @@ def generate(world_id: str, spec: BiomeSpec, seed: int, palette: Palette) -> Gen
     for band in spec.ores:
         b.ore(band)
     b.trees(heights)
-    b.plants(heights)
     b.sugar_cane(heights, ponds)
+    b.plants(heights)
     b.snow(heights)
     mobs = b.mobs(heights, ponds)
     spawn = b.spawn(heights)

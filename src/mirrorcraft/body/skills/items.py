@@ -13,47 +13,50 @@ from mirrorcraft.world.index import Pos
 from mirrorcraft.world.state import StationState
 
 FURNACE_LIKE = frozenset({"furnace", "blast_furnace", "smoker"})
-_SPOTS = [
-    (1, 0, 0),
-    (0, 0, 1),
-    (-1, 0, 0),
-    (0, 0, -1),
-    (1, 0, 1),
-    (-1, 0, 1),
-    (-1, 0, -1),
-    (1, 0, -1),
-    (2, 0, 0),
-    (0, 0, 2),
-    (-2, 0, 0),
-    (0, 0, -2),
-    (1, 1, 0),
-    (0, 1, 1),
-    (-1, 1, 0),
-    (0, 1, -1),
-    (1, -1, 0),
-    (0, -1, 1),
-    (-1, -1, 0),
-    (0, -1, -1),
-]
+_NEIGHBOURS = ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1))
+
+
+def _spots() -> list[tuple[int, int, int]]:
+    """Offsets within two blocks of the feet, nearest first (fixed order)."""
+    cells = [
+        (dx, dy, dz)
+        for dx in range(-2, 3)
+        for dy in range(-1, 3)
+        for dz in range(-2, 3)
+        if (dx, dz) != (0, 0) or dy not in (0, 1)
+    ]
+    return sorted(cells, key=lambda c: (c[0] ** 2 + c[1] ** 2 + c[2] ** 2, c[1] != 0, c))
+
+
+_SPOTS = _spots()
 
 
 def free_spot(body: Body) -> Pos | None:
+    """An open cell near the body that a block can be placed in: it must touch a solid block.
+
+    Spots with solid ground under them come first, as a player would choose.
+    """
     state = body.state
     x, y, z = body.pos
     passable = state.passable_ids
     water = state.loaded.world.palette.ids.get("water", -1)
+    fallback: Pos | None = None
     for dx, dy, dz in _SPOTS:
         p = (x + dx, y + dy, z + dz)
-        below = (p[0], p[1] - 1, p[2])
-        if not state.in_bounds(p) or not state.in_bounds(below):
+        if not state.in_bounds(p):
             continue
         here = state.block_id(p)
         if here not in passable or here == water:
             continue
-        if state.block_id(below) in passable:
-            continue
-        return p
-    return None
+        below = (p[0], p[1] - 1, p[2])
+        if state.in_bounds(below) and state.block_id(below) not in passable:
+            return p
+        if fallback is None and any(
+            state.in_bounds(n) and state.block_id(n) not in passable
+            for n in ((p[0] + a, p[1] + b, p[2] + c) for a, b, c in _NEIGHBOURS)
+        ):
+            fallback = p
+    return fallback
 
 
 def place(body: Body, args: Mapping[str, Any]) -> ActionResult:

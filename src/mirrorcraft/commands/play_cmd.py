@@ -1,0 +1,105 @@
+"""``mirrorcraft play``: drive one episode by hand from a file of actions (JSON lines).
+
+Prints one JSON object per action: step, skill, ok, reason, message, inventory,
+milestones (completed milestone codes), score. This is how people debug a suite;
+keep the output stable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from mirrorcraft.commands.common import UserError, parse_json_arg, print_json
+from mirrorcraft.env import EnvSpec, MirrorCraftEnv
+from mirrorcraft.evaluator.tasks import UnknownTaskError
+from mirrorcraft.rules.errors import RulesError
+from mirrorcraft.rules.ids import normalize_id
+from mirrorcraft.world.registry import UnknownWorldError
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("play", help="run actions from a file in one world and print what happened")
+    p.add_argument("--world", required=True, help="world id, e.g. plains-1")
+    p.add_argument("--suite", default="vanilla", help="vanilla, a suite id (M01-M06) or a datapack path")
+    p.add_argument("--task", required=True, help="iron_armor, diamond or enchantment")
+    p.add_argument("--actions", required=True, help="JSON-lines file of actions, or - for stdin")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--budget", type=int, default=None, help="override the task's action budget")
+    p.add_argument("--inventory", default=None, help='starting inventory for debugging, e.g. \'{"oak_log": 2}\'')
+    p.add_argument("--observe", action="store_true", help="also print the observation text after each step")
+    p.set_defaults(handler=run)
+
+
+def _actions(stream: TextIO) -> Iterator[tuple[int, Any]]:
+    for n, line in enumerate(stream, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            yield n, json.loads(text)
+        except json.JSONDecodeError:
+            yield n, text  # still an attempted action: the body answers invalid_args
+
+
+def _start_inventory(raw: str | None) -> dict[str, int] | None:
+    if raw is None:
+        return None
+    doc = parse_json_arg(raw, "--inventory")
+    if not isinstance(doc, dict):
+        raise UserError("--inventory must be a JSON object of item: count")
+    out: dict[str, int] = {}
+    for k, v in doc.items():
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= 64 * 36:
+            raise UserError(f"--inventory: count for {k!r} must be a positive integer")
+        try:
+            out[normalize_id(k)] = v
+        except ValueError as exc:
+            raise UserError(f"--inventory: {exc}") from None
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    start = _start_inventory(args.inventory)
+    try:
+        env = MirrorCraftEnv(EnvSpec(args.world, args.suite, args.task), budget=args.budget, start_inventory=start)
+    except (UnknownWorldError, UnknownTaskError, RulesError) as exc:
+        raise UserError(str(exc)) from None
+    if start:
+        unknown = [k for k in start if k not in env.rules.game.items]
+        if unknown:
+            raise UserError(f"--inventory: unknown item {unknown[0]!r}")
+    obs, _info = env.reset(seed=args.seed)
+    if args.actions == "-":
+        stream: TextIO = sys.stdin
+    else:
+        path = Path(args.actions)
+        if not path.is_file():
+            raise UserError(f"no such actions file: {path}")
+        stream = path.open(encoding="utf-8")
+    try:
+        for _line, action in _actions(stream):
+            obs, _reward, terminated, truncated, info = env.step(action)
+            result = info["result"]
+            print_json({
+                "step": obs.step,
+                "skill": result["skill"],
+                "ok": result["ok"],
+                "reason": result["reason"],
+                "message": result["message"],
+                "inventory": obs.inventory,
+                "milestones": [m.advancement for m in obs.progress.milestones if m.done],
+                "score": info["score"],
+            })
+            if args.observe:
+                sys.stdout.write(obs.render_text() + "\n")
+            if terminated or truncated:
+                break
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+    return 0

@@ -1,0 +1,63 @@
+"""A datapack that overrides one recipe or loot table changes exactly that outcome."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from mirrorcraft.rules.items import ItemStack
+from mirrorcraft.rules.loot_context import LootContext
+from mirrorcraft.rules.pack import load_pack
+from mirrorcraft.rules.ruleset import RuleSet, vanilla_ruleset
+from tests.minipack import make_pack
+
+PICK = LootContext(tool=ItemStack("iron_pickaxe"))
+
+
+def sample_outcomes(rs: RuleSet) -> dict[str, object]:
+    grids = {
+        "log": ((("oak_log",),), "inventory"),
+        "sticks": ((("oak_planks",), ("oak_planks",)), "inventory"),
+        "book": ((("paper", "paper"), ("paper", "leather")), "inventory"),
+        "furnace": ((("cobblestone",) * 3, ("cobblestone", None, "cobblestone"), ("cobblestone",) * 3), "crafting_table"),
+    }
+    out: dict[str, object] = {k: rs.craft(g, s) for k, (g, s) in grids.items()}
+    for block in ("iron_ore", "diamond_ore", "stone", "coal_ore"):
+        table = rs.block_table(block)
+        assert table is not None
+        out[block] = [rs.roll(table, PICK, random.Random(i)) for i in range(20)]
+    out["smelt"] = rs.cooking("raw_iron", "furnace")
+    return out
+
+
+def test_one_recipe_override_changes_only_that_outcome(tmp_path: Path) -> None:
+    pack = make_pack(tmp_path, "furnace_to_blast", {
+        "data/minecraft/recipes/furnace.json": {
+            "type": "minecraft:crafting_shaped",
+            "pattern": ["###", "# #", "###"],
+            "key": {"#": {"tag": "minecraft:stone_crafting_materials"}},
+            "result": {"item": "minecraft:blast_furnace"},
+        }
+    })
+    vanilla = vanilla_ruleset()
+    mirror = RuleSet.load([load_pack(pack)])
+    a, b = sample_outcomes(vanilla), sample_outcomes(mirror)
+    assert {k for k in a if a[k] != b[k]} == {"furnace"}
+    assert b["furnace"].item == "blast_furnace"  # type: ignore[attr-defined]
+
+
+def test_one_loot_override_changes_only_that_outcome(tmp_path: Path) -> None:
+    pack = make_pack(tmp_path, "compressed_iron", {
+        "data/minecraft/loot_tables/blocks/iron_ore.json": {
+            "type": "minecraft:block",
+            "pools": [{"rolls": 1, "entries": [{"type": "minecraft:item", "name": "minecraft:raw_iron_block"}]}],
+        }
+    })
+    vanilla = vanilla_ruleset()
+    mirror = RuleSet.load([load_pack(pack)])
+    a, b = sample_outcomes(vanilla), sample_outcomes(mirror)
+    assert {k for k in a if a[k] != b[k]} == {"iron_ore"}
+    assert all(d == [ItemStack("raw_iron_block", 1)] for d in b["iron_ore"])  # type: ignore[attr-defined]
+    # deepslate iron ore has its own table and is untouched
+    t = mirror.block_table("deepslate_iron_ore")
+    assert t is not None and mirror.roll(t, PICK, random.Random(0)) == [ItemStack("raw_iron", 1)]
