@@ -24,19 +24,35 @@ def rate(fn, n: int) -> float:  # type: ignore[no-untyped-def]
 def main() -> None:
     t0 = time.perf_counter()
     rs = RuleSet.load()
-    print(f"load vanilla RuleSet: {time.perf_counter() - t0:.3f} s ({len(rs.recipes)} recipes, {len(rs.loot_tables)} loot tables)")
+    print(
+        f"load vanilla RuleSet: {time.perf_counter() - t0:.3f} s ({len(rs.recipes)} recipes, {len(rs.loot_tables)} loot tables)"
+    )
     rng = random.Random(0)
-    items = sorted({i for r in rs.recipes.values() if isinstance(r, ShapedRecipe) for c in r.cells if c for i in c})
+    items = sorted(
+        {
+            i
+            for r in rs.recipes.values()
+            if isinstance(r, ShapedRecipe)
+            for c in r.cells
+            if c
+            for i in c
+        }
+    )
     # A realistic mix: real recipe grids (some mirrored/shifted) and random junk grids.
     grids = []
     for r in rs.recipes.values():
         if isinstance(r, ShapedRecipe):
             cells = [sorted(c)[0] if c else None for c in r.cells]
-            rows = [cells[i * r.width:(i + 1) * r.width] + [None] * (3 - r.width) for i in range(r.height)]
+            rows = [
+                cells[i * r.width : (i + 1) * r.width] + [None] * (3 - r.width)
+                for i in range(r.height)
+            ]
             rows += [[None, None, None]] * (3 - r.height)
             grids.append(tuple(tuple(row) for row in rows))
     for _ in range(len(grids)):
-        grids.append(tuple(tuple(rng.choice([None, None, *items[:60]]) for _ in range(3)) for _ in range(3)))
+        grids.append(
+            tuple(tuple(rng.choice([None, None, *items[:60]]) for _ in range(3)) for _ in range(3))
+        )
     rng.shuffle(grids)
     shaped = [r for r in rs.recipes.values() if isinstance(r, ShapedRecipe)]
     shapeless = [r for r in rs.recipes.values() if isinstance(r, ShapelessRecipe)]
@@ -54,9 +70,22 @@ def main() -> None:
     print(f"grid matches per second (no memo):   {rate(uncached, 60_000):>10,.0f}")
     print(f"grid matches per second (with memo): {rate(cached, 200_000):>10,.0f}")
 
-    tables = [(rs.block_table(b), LootContext(tool=ItemStack("iron_pickaxe"), block=b)) for b in
-              ("stone", "iron_ore", "lapis_ore", "diamond_ore", "oak_log", "oak_leaves", "gravel", "sugar_cane")]
-    tables.append((rs.entity_table("cow"), LootContext(this_entity=EntityState("cow"), killer_is_player=True)))
+    tables = [
+        (rs.block_table(b), LootContext(tool=ItemStack("iron_pickaxe"), block=b))
+        for b in (
+            "stone",
+            "iron_ore",
+            "lapis_ore",
+            "diamond_ore",
+            "oak_log",
+            "oak_leaves",
+            "gravel",
+            "sugar_cane",
+        )
+    ]
+    tables.append(
+        (rs.entity_table("cow"), LootContext(this_entity=EntityState("cow"), killer_is_player=True))
+    )
     r = random.Random(1)
 
     def rolls(n: int) -> None:

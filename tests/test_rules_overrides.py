@@ -19,7 +19,10 @@ def sample_outcomes(rs: RuleSet) -> dict[str, object]:
         "log": ((("oak_log",),), "inventory"),
         "sticks": ((("oak_planks",), ("oak_planks",)), "inventory"),
         "book": ((("paper", "paper"), ("paper", "leather")), "inventory"),
-        "furnace": ((("cobblestone",) * 3, ("cobblestone", None, "cobblestone"), ("cobblestone",) * 3), "crafting_table"),
+        "furnace": (
+            (("cobblestone",) * 3, ("cobblestone", None, "cobblestone"), ("cobblestone",) * 3),
+            "crafting_table",
+        ),
     }
     out: dict[str, object] = {k: rs.craft(g, s) for k, (g, s) in grids.items()}
     for block in ("iron_ore", "diamond_ore", "stone", "coal_ore"):
@@ -31,14 +34,18 @@ def sample_outcomes(rs: RuleSet) -> dict[str, object]:
 
 
 def test_one_recipe_override_changes_only_that_outcome(tmp_path: Path) -> None:
-    pack = make_pack(tmp_path, "furnace_to_blast", {
-        "data/minecraft/recipes/furnace.json": {
-            "type": "minecraft:crafting_shaped",
-            "pattern": ["###", "# #", "###"],
-            "key": {"#": {"tag": "minecraft:stone_crafting_materials"}},
-            "result": {"item": "minecraft:blast_furnace"},
-        }
-    })
+    pack = make_pack(
+        tmp_path,
+        "furnace_to_blast",
+        {
+            "data/minecraft/recipes/furnace.json": {
+                "type": "minecraft:crafting_shaped",
+                "pattern": ["###", "# #", "###"],
+                "key": {"#": {"tag": "minecraft:stone_crafting_materials"}},
+                "result": {"item": "minecraft:blast_furnace"},
+            }
+        },
+    )
     vanilla = vanilla_ruleset()
     mirror = RuleSet.load([load_pack(pack)])
     a, b = sample_outcomes(vanilla), sample_outcomes(mirror)
@@ -47,12 +54,21 @@ def test_one_recipe_override_changes_only_that_outcome(tmp_path: Path) -> None:
 
 
 def test_one_loot_override_changes_only_that_outcome(tmp_path: Path) -> None:
-    pack = make_pack(tmp_path, "compressed_iron", {
-        "data/minecraft/loot_tables/blocks/iron_ore.json": {
-            "type": "minecraft:block",
-            "pools": [{"rolls": 1, "entries": [{"type": "minecraft:item", "name": "minecraft:raw_iron_block"}]}],
-        }
-    })
+    pack = make_pack(
+        tmp_path,
+        "compressed_iron",
+        {
+            "data/minecraft/loot_tables/blocks/iron_ore.json": {
+                "type": "minecraft:block",
+                "pools": [
+                    {
+                        "rolls": 1,
+                        "entries": [{"type": "minecraft:item", "name": "minecraft:raw_iron_block"}],
+                    }
+                ],
+            }
+        },
+    )
     vanilla = vanilla_ruleset()
     mirror = RuleSet.load([load_pack(pack)])
     a, b = sample_outcomes(vanilla), sample_outcomes(mirror)

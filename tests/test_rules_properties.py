@@ -16,7 +16,13 @@ RS = vanilla_ruleset()
 RESULTS = {r.result for r in RS.recipes.values() if isinstance(r, ShapedRecipe | ShapelessRecipe)}
 INGREDIENT_ITEMS = sorted(
     {i for r in RS.recipes.values() if isinstance(r, ShapedRecipe) for c in r.cells if c for i in c}
-    | {i for r in RS.recipes.values() if isinstance(r, ShapelessRecipe) for c in r.ingredients for i in c}
+    | {
+        i
+        for r in RS.recipes.values()
+        if isinstance(r, ShapelessRecipe)
+        for c in r.ingredients
+        for i in c
+    }
 )
 TABLES = sorted(RS.loot_tables)
 TOOLS = [None, "wooden_pickaxe", "iron_pickaxe", "diamond_pickaxe", "shears", "iron_axe"]
@@ -35,8 +41,12 @@ def test_any_grid_yields_a_declared_recipe_result_or_nothing(rows: list[list[str
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(TABLES), st.sampled_from(TOOLS), st.integers(0, 3), st.integers(0, 2**32 - 1))
-def test_loot_only_names_declared_items_and_is_reproducible(table: str, tool: str | None, fortune: int, seed: int) -> None:
+@given(
+    st.sampled_from(TABLES), st.sampled_from(TOOLS), st.integers(0, 3), st.integers(0, 2**32 - 1)
+)
+def test_loot_only_names_declared_items_and_is_reproducible(
+    table: str, tool: str | None, fortune: int, seed: int
+) -> None:
     t = RS.loot_tables[table]
     ench = (("fortune", fortune),) if fortune else ()
     ctx = LootContext(

@@ -171,7 +171,7 @@ def parse_action(raw: Any) -> Action | ActionError:
     skill = raw.get("skill")
     specs = skill_specs()
     if skill is None:
-        return ActionError("the action has no 'skill'; expected {\"skill\": ..., \"args\": {...}}")
+        return ActionError('the action has no \'skill\'; expected {"skill": ..., "args": {...}}')
     if not isinstance(skill, str) or skill not in specs:
         shown = _short(skill) if skill is not None else "nothing"
         return ActionError(

@@ -25,13 +25,21 @@ from mirrorcraft.world.registry import UnknownWorldError
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("play", help="run actions from a file in one world and print what happened")
     p.add_argument("--world", required=True, help="world id, e.g. plains-1")
-    p.add_argument("--suite", default="vanilla", help="vanilla, a suite id (M01-M06) or a datapack path")
+    p.add_argument(
+        "--suite", default="vanilla", help="vanilla, a suite id (M01-M06) or a datapack path"
+    )
     p.add_argument("--task", required=True, help="iron_armor, diamond or enchantment")
     p.add_argument("--actions", required=True, help="JSON-lines file of actions, or - for stdin")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--budget", type=int, default=None, help="override the task's action budget")
-    p.add_argument("--inventory", default=None, help='starting inventory for debugging, e.g. \'{"oak_log": 2}\'')
-    p.add_argument("--observe", action="store_true", help="also print the observation text after each step")
+    p.add_argument(
+        "--inventory",
+        default=None,
+        help="starting inventory for debugging, e.g. '{\"oak_log\": 2}'",
+    )
+    p.add_argument(
+        "--observe", action="store_true", help="also print the observation text after each step"
+    )
     p.set_defaults(handler=run)
 
 
@@ -66,7 +74,9 @@ def _start_inventory(raw: str | None) -> dict[str, int] | None:
 def run(args: argparse.Namespace) -> int:
     start = _start_inventory(args.inventory)
     try:
-        env = MirrorCraftEnv(EnvSpec(args.world, args.suite, args.task), budget=args.budget, start_inventory=start)
+        env = MirrorCraftEnv(
+            EnvSpec(args.world, args.suite, args.task), budget=args.budget, start_inventory=start
+        )
     except (UnknownWorldError, UnknownTaskError, RulesError) as exc:
         raise UserError(str(exc)) from None
     if start:
@@ -85,16 +95,18 @@ def run(args: argparse.Namespace) -> int:
         for _line, action in _actions(stream):
             obs, _reward, terminated, truncated, info = env.step(action)
             result = info["result"]
-            print_json({
-                "step": obs.step,
-                "skill": result["skill"],
-                "ok": result["ok"],
-                "reason": result["reason"],
-                "message": result["message"],
-                "inventory": obs.inventory,
-                "milestones": [m.advancement for m in obs.progress.milestones if m.done],
-                "score": info["score"],
-            })
+            print_json(
+                {
+                    "step": obs.step,
+                    "skill": result["skill"],
+                    "ok": result["ok"],
+                    "reason": result["reason"],
+                    "message": result["message"],
+                    "inventory": obs.inventory,
+                    "milestones": [m.advancement for m in obs.progress.milestones if m.done],
+                    "score": info["score"],
+                }
+            )
             if args.observe:
                 sys.stdout.write(obs.render_text() + "\n")
             if terminated or truncated:

@@ -48,7 +48,9 @@ def trim_grid(grid: Grid) -> tuple[int, int, tuple[str | None, ...]]:
     if top < 0:
         return 0, 0, ()
     cells = tuple(
-        grid[i][j] if j < len(grid[i]) else None for i in range(top, bottom + 1) for j in range(left, right + 1)
+        grid[i][j] if j < len(grid[i]) else None
+        for i in range(top, bottom + 1)
+        for j in range(left, right + 1)
     )
     return bottom - top + 1, right - left + 1, cells
 
