@@ -134,8 +134,14 @@ class _Builder:
                         self.grid[x, z, self.yi(floor + 1) : self.yi(level) + 1] = water
                         self.grid[x, z, self.yi(floor)] = shore
                         heights[x, z] = floor
-                    elif d <= radius + 2 and top <= level + 1:
-                        self.grid[x, z, self.yi(top)] = shore
+                    elif d <= radius + 2:
+                        # A flat shore at water level, so sugar cane has somewhere to grow.
+                        filler = self.block(self.t.filler_block)
+                        self.grid[x, z, self.yi(level) + 1 : self.yi(max(top, level)) + 1] = 0
+                        if top < level:
+                            self.grid[x, z, self.yi(top) : self.yi(level)] = filler
+                        self.grid[x, z, self.yi(level)] = shore
+                        heights[x, z] = level
             ponds.append((cx, cz, radius))
         return ponds
 

@@ -1,0 +1,1 @@
+"""Agents: the Agent protocol, reference agents (no LLM) and the LLM configurations."""

@@ -1,0 +1,271 @@
+"""What a planner believes the rules are: craft, smelt, mine and kill options.
+
+A ``Belief`` is built from a RuleSet (the vanilla pack for the vanilla and
+adaptive planners; the active rules for the oracle). Options are indexed by what
+they produce. The adaptive planner overrides options with what it observed.
+Expected drops are estimated by rolling each loot table a fixed number of times
+with fixed seeds, so beliefs are deterministic.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mirrorcraft.rules.items import ItemStack
+from mirrorcraft.rules.loot_context import EntityState, LootContext
+from mirrorcraft.rules.recipes import CookingRecipe, ShapedRecipe, ShapelessRecipe
+from mirrorcraft.rules.ruleset import STATION_COOKING, RuleSet
+
+Cell = frozenset[str] | None
+
+
+@dataclass(frozen=True)
+class CraftOption:
+    key: str
+    """Identity used to attach observations (the recipe it was derived from)."""
+    station: str  # inventory | crafting_table
+    rows: tuple[tuple[Cell, ...], ...]
+    outputs: tuple[tuple[str, int], ...]
+    """What crafting it yields (item, count); empty when believed to yield nothing."""
+
+    @property
+    def inputs(self) -> dict[frozenset[str], int]:
+        need: dict[frozenset[str], int] = defaultdict(int)
+        for row in self.rows:
+            for cell in row:
+                if cell is not None:
+                    need[cell] += 1
+        return dict(need)
+
+
+@dataclass(frozen=True)
+class SmeltOption:
+    input: str
+    station: str  # furnace | blast_furnace | smoker
+    outputs: tuple[tuple[str, int], ...]
+    cook_time: int
+
+
+@dataclass(frozen=True)
+class SourceOption:
+    """Breaking a block or defeating a mob: expected drops per block or per kill."""
+
+    kind: str  # block | mob
+    source: str
+    yields: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class PlannerConfig:
+    natural_blocks: tuple[str, ...]
+    natural_mobs: tuple[str, ...]
+    sample_tools: tuple[str, ...]
+    loot_samples: int
+    bulk_blocks: tuple[str, ...]
+    enchant_candidates: tuple[str, ...]
+    explore_cooldown: int
+
+
+@lru_cache(maxsize=1)
+def planner_config() -> PlannerConfig:
+    path = Path(str(resources.files("mirrorcraft") / "data" / "planner.yaml"))
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return PlannerConfig(
+        tuple(raw["natural_blocks"]),
+        tuple(raw["natural_mobs"]),
+        tuple(raw["sample_tools"]),
+        int(raw["loot_samples"]),
+        tuple(raw["bulk_blocks"]),
+        tuple(raw["enchant_candidates"]),
+        int(raw["explore_cooldown"]),
+    )
+
+
+def expand_refs(rules: RuleSet, refs: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for ref in refs:
+        if ref.startswith("#"):
+            tag = ref[1:].removeprefix("minecraft:")
+            names = sorted(
+                rules.block_tags.get(tag, frozenset()) | rules.item_tags.get(tag, frozenset())
+            )
+        else:
+            names = [ref]
+        out.extend(n for n in names if n not in out)
+    return out
+
+
+def _craft_options(rules: RuleSet) -> list[CraftOption]:
+    options = []
+    for loc, recipe in sorted(rules.recipes.items()):
+        if isinstance(recipe, ShapedRecipe):
+            rows = tuple(
+                tuple(recipe.cells[r * recipe.width + c] for c in range(recipe.width))
+                for r in range(recipe.height)
+            )
+            station = "inventory" if recipe.height <= 2 and recipe.width <= 2 else "crafting_table"
+        elif isinstance(recipe, ShapelessRecipe):
+            ings: list[Cell] = list(recipe.ingredients)
+            width = 2 if len(ings) <= 4 else 3
+            station = "inventory" if len(ings) <= 4 else "crafting_table"
+            ings += [None] * (-len(ings) % width)
+            rows = tuple(tuple(ings[i : i + width]) for i in range(0, len(ings), width))
+        else:
+            continue
+        if any(cell is not None and not cell for row in rows for cell in row):
+            continue
+        options.append(CraftOption(loc, station, rows, ((recipe.result, recipe.count),)))
+    return options
+
+
+def _sample_drops(rules: RuleSet, table_roll: Any, n: int) -> tuple[tuple[str, float], ...]:
+    totals: dict[str, int] = defaultdict(int)
+    for i in range(n):
+        for stack in table_roll(random.Random(i)):
+            totals[stack.item] += stack.count
+    return tuple(sorted((item, count / n) for item, count in totals.items()))
+
+
+@dataclass
+class Belief:
+    """Mutable beliefs (the adaptive planner revises them); built fresh per episode."""
+
+    rules: RuleSet
+    crafts: list[CraftOption]
+    smelts: dict[tuple[str, str], SmeltOption]
+    blocks: dict[str, SourceOption]
+    mobs: dict[str, SourceOption]
+    harvest: dict[str, frozenset[str]]
+    """Block -> tools believed to harvest it ("hand" when no tool is needed)."""
+    config: PlannerConfig
+    produced_by: dict[str, list[Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.reindex()
+
+    def reindex(self) -> None:
+        index: dict[str, list[Any]] = defaultdict(list)
+        for c in self.crafts:
+            for item, _n in c.outputs:
+                index[item].append(c)
+        for s in self.smelts.values():
+            for item, _n in s.outputs:
+                index[item].append(s)
+        for src in [*self.blocks.values(), *self.mobs.values()]:
+            for item, y in src.yields:
+                if y > 0:
+                    index[item].append(src)
+        self.produced_by = dict(index)
+
+    # -- revisions from observed outcomes ---------------------------------------------
+    def set_craft(self, key: str, outputs: tuple[tuple[str, int], ...]) -> None:
+        self.crafts = [replace(c, outputs=outputs) if c.key == key else c for c in self.crafts]
+        self.reindex()
+
+    def set_smelt(
+        self, item: str, station: str, outputs: tuple[tuple[str, int], ...], cook: int = 200
+    ) -> None:
+        old = self.smelts.get((item, station))
+        self.smelts[(item, station)] = SmeltOption(
+            item, station, outputs, old.cook_time if old else cook
+        )
+        self.reindex()
+
+    def set_source(self, kind: str, source: str, yields: Mapping[str, float]) -> None:
+        option = SourceOption(kind, source, tuple(sorted(yields.items())))
+        (self.blocks if kind == "block" else self.mobs)[source] = option
+        self.reindex()
+
+
+def build_belief(rules: RuleSet, config: PlannerConfig | None = None) -> Belief:
+    cfg = config or planner_config()
+    return _cached_belief(rules, cfg).copy()
+
+
+@dataclass(frozen=True)
+class _FrozenBelief:
+    crafts: tuple[CraftOption, ...]
+    smelts: tuple[tuple[tuple[str, str], SmeltOption], ...]
+    blocks: tuple[tuple[str, SourceOption], ...]
+    mobs: tuple[tuple[str, SourceOption], ...]
+    harvest: tuple[tuple[str, frozenset[str]], ...]
+    rules: RuleSet
+    config: PlannerConfig
+
+    def copy(self) -> Belief:
+        return Belief(
+            self.rules,
+            list(self.crafts),
+            dict(self.smelts),
+            dict(self.blocks),
+            dict(self.mobs),
+            dict(self.harvest),
+            self.config,
+        )
+
+
+@lru_cache(maxsize=16)
+def _cached_belief(rules: RuleSet, cfg: PlannerConfig) -> _FrozenBelief:
+    crafts = _craft_options(rules)
+    smelts: dict[tuple[str, str], SmeltOption] = {}
+    for recipe in rules.recipes.values():
+        if isinstance(recipe, CookingRecipe) and recipe.kind != "campfire_cooking":
+            station = next(s for s, k in STATION_COOKING.items() if k == recipe.kind)
+            for item in sorted(recipe.ingredient):
+                current = rules.cooking(item, station)
+                if current is not None and (item, station) not in smelts:
+                    smelts[(item, station)] = SmeltOption(
+                        item, station, ((current.result, current.count),), current.cooking_time
+                    )
+    tools = [t for t in cfg.sample_tools if t in rules.game.items]
+    blocks: dict[str, SourceOption] = {}
+    harvest: dict[str, frozenset[str]] = {}
+    for block in expand_refs(rules, cfg.natural_blocks):
+        if block not in rules.game.blocks:
+            continue
+        able = frozenset(t for t in rules.game.tools if rules.can_harvest(block, t))
+        harvest[block] = able | ({"hand"} if rules.can_harvest(block, None) else frozenset())
+        table = rules.block_table(block)
+        if table is None:
+            continue
+        tool = next((t for t in tools if rules.can_harvest(block, t)), None)
+        ctx = LootContext(
+            tool=ItemStack(tool) if tool else None,
+            block=block,
+            block_properties=rules.game.blocks[block].default_state,
+            this_entity=EntityState("player"),
+        )
+        blocks[block] = SourceOption(
+            "block",
+            block,
+            _sample_drops(rules, lambda r, t=table, c=ctx: rules.roll(t, c, r), cfg.loot_samples),
+        )
+    mobs: dict[str, SourceOption] = {}
+    for mob in cfg.natural_mobs:
+        table = rules.entity_table(mob)
+        if table is None:
+            continue
+        ctx = LootContext(this_entity=EntityState(mob), killer_is_player=True)
+        mobs[mob] = SourceOption(
+            "mob",
+            mob,
+            _sample_drops(rules, lambda r, t=table, c=ctx: rules.roll(t, c, r), cfg.loot_samples),
+        )
+    return _FrozenBelief(
+        tuple(crafts),
+        tuple(sorted(smelts.items())),
+        tuple(sorted(blocks.items())),
+        tuple(sorted(mobs.items())),
+        tuple(sorted(harvest.items())),
+        rules,
+        cfg,
+    )

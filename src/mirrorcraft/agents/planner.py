@@ -1,0 +1,475 @@
+"""A goal-regression planner over believed rules, re-planned from the observation each step.
+
+Given what it believes crafting, smelting, mining and fighting yield (a Belief),
+the planner estimates the cost in actions of every way to obtain an item,
+recursively, and expands the cheapest way into its first unmet prerequisite:
+a station to place, a tool to make, an input to gather, a block to mine or to
+explore for. That prerequisite becomes the next action. A virtual inventory
+reserves items while the plan is expanded, so sibling needs are counted once.
+Actions that already failed in the same inventory state are not repeated.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mirrorcraft.agents.knowledge import Belief, CraftOption, SmeltOption, SourceOption, expand_refs
+from mirrorcraft.body.enchanting import is_enchantable
+from mirrorcraft.body.observation import Observation
+from mirrorcraft.rules.ruleset import RuleSet
+
+INF = 1e9
+MAX_DEPTH = 24
+FACILITY_RANGE = 30.0
+FURNACES = ("furnace", "blast_furnace", "smoker")
+FUEL_CHOICES = ("coal", "charcoal", "oak_planks", "spruce_planks", "birch_planks", "jungle_planks", "acacia_planks", "oak_log")
+
+
+@dataclass
+class PlanStep:
+    action: dict[str, Any]
+    thought: str
+    expects: tuple[str, Any] | None = None
+    """What the planner predicts: ("craft", option key) or ("smelt", (input, station))."""
+
+
+class Blocked(Exception):
+    pass
+
+
+@dataclass
+class Memory:
+    """What the planner remembers within an episode (cleared at the start of each)."""
+
+    step: int = 0
+    failures: set[tuple[str, str]] = field(default_factory=set)
+    seen: set[str] = field(default_factory=set)
+    """Blocks and creatures observed nearby at some point in this episode."""
+    explore_cooldown: dict[str, int] = field(default_factory=dict)
+
+
+def action_key(action: Mapping[str, Any]) -> str:
+    return json.dumps(action, sort_keys=True)
+
+
+def inventory_key(inv: Mapping[str, int]) -> str:
+    return json.dumps(sorted(inv.items()))
+
+
+def goal_of(rules: RuleSet, advancement: str) -> tuple[str, tuple[str, ...]]:
+    """("enchant", ()) or ("items", any-of items) for an advancement's criteria."""
+    adv = rules.advancements[advancement]
+    items: list[str] = []
+    for crit in adv.criteria.values():
+        if crit.trigger == "enchanted_item":
+            return ("enchant", ())
+        for pred in crit.items:
+            items.extend(sorted(pred.items or ()))
+    return ("items", tuple(dict.fromkeys(items)))
+
+
+class Planner:
+    def __init__(self, belief: Belief, memory: Memory):
+        self.b = belief
+        self.mem = memory
+        cfg = belief.config
+        self.bulk = set(expand_refs(belief.rules, cfg.bulk_blocks))
+        self.fuels = sorted(
+            (
+                i
+                for i in belief.rules.fuels
+                if belief.rules.fuels[i] > 0 and i not in belief.rules.game.tools
+            ),
+            key=lambda i: (-belief.rules.fuels[i], i),
+        )
+
+    # -- entry point ----------------------------------------------------------------
+    def decide(self, obs: Observation, goal: tuple[str, tuple[str, ...]]) -> PlanStep | None:
+        self.inv: dict[str, int] = dict(obs.inventory)
+        self.near = {n.id: n.distance for n in obs.nearby_blocks}
+        self.facilities = {n.id for n in obs.facilities if n.distance <= FACILITY_RANGE}
+        self.entities = {n.id for n in obs.nearby_entities}
+        self.drops = {n.id for n in obs.nearby_drops}
+        self.mem.seen.update(self.near)
+        self.mem.seen.update(self.entities)
+        self.inv_key = inventory_key(self.inv)
+        self.unit: dict[str, float] = {}
+        vinv = dict(self.inv)
+        kind, items = goal
+        self._unit_costs(self._relevant(items))
+        try:
+            if kind == "enchant":
+                step = self._enchant(vinv)
+                return None if step is None else self._before_leaving(step, obs)
+            if any(self.inv.get(i, 0) > 0 for i in items):
+                return None
+            best = sorted(items, key=lambda i: (self.cost(i, 1), i))
+            for item in best:
+                try:
+                    step = self.expand(item, 1, vinv, 0, frozenset())
+                except Blocked:
+                    continue
+                if step is not None:
+                    return self._before_leaving(step, obs)
+        except Blocked:
+            return None
+        return None
+
+    def _before_leaving(self, step: PlanStep, obs: Observation) -> PlanStep:
+        """Take a placed crafting table along before travelling away from it."""
+        if step.action["skill"] != "explore" or self.inv.get("crafting_table", 0) > 0:
+            return step
+        table = next((n for n in obs.facilities if n.id == "crafting_table"), None)
+        if table is None or table.distance > 6:
+            return step
+        pick = {"skill": "mine", "args": {"block": "crafting_table", "count": 1}}
+        if (action_key(pick), self.inv_key) in self.mem.failures:
+            return step
+        return PlanStep(pick, "take the crafting table along before moving on")
+
+    # -- cost estimates ---------------------------------------------------------------
+    def _relevant(self, goal_items: tuple[str, ...]) -> list[str]:
+        """Items that can matter for the goal: producers' inputs, tools, stations and fuel, transitively."""
+        todo = list(goal_items) + ["enchanting_table", "lapis_lazuli", *self.b.config.enchant_candidates]
+        todo += [f for f in FUEL_CHOICES if f in self.b.rules.game.items]
+        seen: set[str] = set()
+        while todo:
+            item = todo.pop()
+            if item in seen:
+                continue
+            seen.add(item)
+            for m in self.b.produced_by.get(item, ()):
+                if isinstance(m, CraftOption):
+                    todo.append(m.station)
+                    for cell in m.inputs:
+                        todo.extend(cell)
+                elif isinstance(m, SmeltOption):
+                    todo += [m.input, m.station]
+                elif m.kind == "block":
+                    todo.extend(t for t in self.b.harvest.get(m.source, ()) if t != "hand")
+        return sorted(i for i in seen if i != "inventory")
+
+    def _unit_costs(self, relevant: list[str]) -> None:
+        """Marginal cost of one more unit of each relevant item, by fixpoint iteration."""
+        self.unit = dict.fromkeys(relevant, INF)
+        for _ in range(40):
+            changed = False
+            for item in relevant:
+                best = min((self._method_cost(m, item, 1) for m in self.b.produced_by.get(item, ())), default=INF)
+                if best < self.unit[item] - 1e-9:
+                    self.unit[item] = best
+                    changed = True
+            if not changed:
+                break
+
+    def cost(self, item: str, n: int) -> float:
+        """Estimated actions to get ``n`` more of ``item`` beyond what is owned."""
+        need = n - self.inv.get(item, 0)
+        if need <= 0:
+            return 0.0
+        return self.unit.get(item, INF) * need
+
+    def methods(self, item: str, n: int) -> list[tuple[float, Any]]:
+        out = []
+        for m in self.b.produced_by.get(item, ()):
+            c = self._method_cost(m, item, n)
+            if c < INF:
+                out.append((c, m))
+        out.sort(key=lambda cm: (cm[0], _method_name(cm[1])))
+        return out
+
+    def _method_cost(self, m: Any, item: str, n: int) -> float:
+        if isinstance(m, CraftOption):
+            q = dict(m.outputs).get(item, 0)
+            if q <= 0:
+                return INF
+            k = math.ceil(n / q)
+            total = k + self.station_cost(m.station)
+            for cell, qty in m.inputs.items():
+                total += min((self.cost(i, qty * k) for i in sorted(cell)), default=INF)
+                if total >= INF:
+                    return INF
+            return total
+        if isinstance(m, SmeltOption):
+            q = dict(m.outputs).get(item, 0)
+            if q <= 0:
+                return INF
+            units = math.ceil(n / q)
+            total = units / 6 + self.station_cost(m.station) + self.fuel_cost(units, m.input)
+            return total + self.cost(m.input, units)
+        if isinstance(m, SourceOption):
+            y = dict(m.yields).get(item, 0.0)
+            if y <= 0:
+                return INF
+            total = math.ceil(n / y) / 4 + self.explore_cost(m.source, m.kind)
+            if m.kind == "block":
+                total += self.tool_cost(m.source)
+            return total
+        return INF
+
+    def station_cost(self, station: str) -> float:
+        if station == "inventory" or station in self.facilities:
+            return 0.0
+        if self.inv.get(station, 0) > 0:
+            return 1.0
+        return 1.0 + self.unit.get(station, INF)
+
+    def tool_cost(self, block: str) -> float:
+        able = self.b.harvest.get(block, frozenset())
+        if "hand" in able or any(self.inv.get(t, 0) > 0 for t in able):
+            return 0.0
+        return min((self.unit.get(t, INF) for t in sorted(able)), default=INF)
+
+    def explore_cost(self, source: str, kind: str) -> float:
+        visible = source in self.near if kind == "block" else source in self.entities
+        if visible:
+            return 0.0
+        if self.mem.explore_cooldown.get(source, -1) >= self.mem.step:
+            return 40.0
+        return 1.5 if source in self.mem.seen else 4.0
+
+    def _owned_fuel_ticks(self, exclude: str) -> int:
+        fuels = self.b.rules.fuels
+        return sum(fuels.get(i, 0) * c for i, c in self.inv.items() if i != exclude and i not in self.b.rules.game.tools)
+
+    def fuel_cost(self, units: int, exclude: str) -> float:
+        need = units * 200
+        if self._owned_fuel_ticks(exclude) >= need:
+            return 0.0
+        best = INF
+        for fuel in FUEL_CHOICES:
+            ticks = self.b.rules.fuels.get(fuel, 0)
+            if ticks > 0 and fuel != exclude:
+                best = min(best, self.unit.get(fuel, INF) * math.ceil(need / ticks))
+        return best
+
+    # -- expansion into the next action -----------------------------------------------
+    def expand(
+        self, item: str, n: int, vinv: dict[str, int], depth: int, stack: frozenset[str]
+    ) -> PlanStep | None:
+        take = min(vinv.get(item, 0), n)
+        if take:
+            vinv[item] -= take
+            n -= take
+        if n <= 0:
+            return None
+        if depth > MAX_DEPTH or item in stack:
+            raise Blocked(item)
+        for _c, m in self.methods(item, n):
+            trial = dict(vinv)
+            try:
+                step = self._expand_method(m, item, n, trial, depth, stack | {item})
+            except Blocked:
+                continue
+            vinv.clear()
+            vinv.update(trial)
+            return step
+        raise Blocked(item)
+
+    def _checked(
+        self, action: dict[str, Any], thought: str, expects: tuple[str, Any] | None = None
+    ) -> PlanStep:
+        if (action_key(action), self.inv_key) in self.mem.failures:
+            raise Blocked(action_key(action))
+        return PlanStep(action, thought, expects)
+
+    def _expand_method(
+        self, m: Any, item: str, n: int, vinv: dict[str, int], depth: int, stack: frozenset[str]
+    ) -> PlanStep | None:
+        if isinstance(m, CraftOption):
+            return self._craft(m, item, n, vinv, depth, stack)
+        if isinstance(m, SmeltOption):
+            return self._smelt(m, item, n, vinv, depth, stack)
+        assert isinstance(m, SourceOption)
+        y = dict(m.yields).get(item, 1.0)
+        count = max(1, math.ceil(n / y))
+        if m.kind == "mob":
+            if m.source not in self.entities:
+                return self._explore(m.source)
+            return self._checked(
+                {"skill": "attack", "args": {"target": m.source, "count": min(4, count)}},
+                f"defeat {m.source} for {item}",
+            )
+        able = self.b.harvest.get(m.source, frozenset())
+        if "hand" not in able and not any(self.inv.get(t, 0) > 0 for t in able):
+            tools = sorted(able, key=lambda t: (self.cost(t, 1), t))
+            for tool in tools:
+                try:
+                    step = self.expand(tool, 1, dict(self.inv), depth + 1, stack)
+                except Blocked:
+                    continue
+                if step is not None:
+                    return step
+            raise Blocked(m.source)
+        if m.source not in self.near:
+            return self._explore(m.source)
+        batch = 4 if m.source in self.bulk else min(4, count)
+        return self._checked(
+            {"skill": "mine", "args": {"block": m.source, "count": batch}},
+            f"mine {m.source} for {item}",
+        )
+
+    def _explore(self, target: str) -> PlanStep:
+        if self.mem.explore_cooldown.get(target, -1) >= self.mem.step:
+            raise Blocked(target)
+        return self._checked({"skill": "explore", "args": {"target": target}}, f"look for {target}")
+
+    def ensure_station(
+        self, station: str, vinv: dict[str, int], depth: int, stack: frozenset[str]
+    ) -> PlanStep | None:
+        if station == "inventory" or station in self.facilities:
+            return None
+        if self.inv.get(station, 0) > 0:
+            vinv[station] = max(vinv.get(station, 0) - 1, 0)
+            return self._checked(
+                {"skill": "place", "args": {"block": station}}, f"place a {station}"
+            )
+        step = self.expand(station, 1, vinv, depth + 1, stack)
+        return (
+            step
+            if step is not None
+            else self._checked({"skill": "place", "args": {"block": station}}, f"place a {station}")
+        )
+
+    def _craft(
+        self,
+        m: CraftOption,
+        item: str,
+        n: int,
+        vinv: dict[str, int],
+        depth: int,
+        stack: frozenset[str],
+    ) -> PlanStep | None:
+        q = dict(m.outputs)[item]
+        k = math.ceil(n / q)
+        for cell, qty in sorted(m.inputs.items(), key=lambda kv: sorted(kv[0])):
+            need = qty * k
+            have = sum(vinv.get(i, 0) for i in cell)
+            if have >= need:
+                for i in sorted(cell, key=lambda i: (-vinv.get(i, 0), i)):
+                    use = min(vinv.get(i, 0), need)
+                    vinv[i] = vinv.get(i, 0) - use
+                    need -= use
+                continue
+            for i in sorted(cell, key=lambda i: (-vinv.get(i, 0), i)):
+                use = min(vinv.get(i, 0), need)
+                vinv[i] = vinv.get(i, 0) - use
+                need -= use
+            target = min(sorted(cell), key=lambda i: (self.cost(i, need), i))
+            sub = self.expand(target, need, vinv, depth + 1, stack)
+            if sub is not None:
+                return sub
+        step = self.ensure_station(m.station, vinv, depth, stack)
+        if step is not None:
+            return step
+        grid = self._concrete_grid(m)
+        if grid is None:
+            raise Blocked(m.key)
+        return self._checked(
+            {"skill": "craft_grid", "args": {"station": m.station, "grid": grid}},
+            f"craft {item} at {m.station}",
+            ("craft", m.key),
+        )
+
+    def _concrete_grid(self, m: CraftOption) -> list[list[str | None]] | None:
+        left = dict(self.inv)
+        rows: list[list[str | None]] = []
+        for row in m.rows:
+            out: list[str | None] = []
+            for cell in row:
+                if cell is None:
+                    out.append(None)
+                    continue
+                choice = max(sorted(cell), key=lambda i: left.get(i, 0))
+                if left.get(choice, 0) <= 0:
+                    return None
+                left[choice] -= 1
+                out.append(choice)
+            rows.append(out)
+        return rows
+
+    def _smelt(
+        self,
+        m: SmeltOption,
+        item: str,
+        n: int,
+        vinv: dict[str, int],
+        depth: int,
+        stack: frozenset[str],
+    ) -> PlanStep | None:
+        q = dict(m.outputs)[item]
+        units = math.ceil(n / q)
+        sub = self.expand(m.input, units, vinv, depth + 1, stack)
+        if sub is not None:
+            return sub
+        if self._owned_fuel_ticks(m.input) < 200:
+            fuel = min(
+                (
+                    f
+                    for f in (
+                        "coal",
+                        "charcoal",
+                        "oak_planks",
+                        "spruce_planks",
+                        "birch_planks",
+                        "jungle_planks",
+                        "acacia_planks",
+                    )
+                    if f != m.input and self.b.rules.fuels.get(f, 0) > 0
+                ),
+                key=lambda f: (
+                    self.cost(f, math.ceil(units * 200 / self.b.rules.fuels[f])),
+                    f,
+                ),
+            )
+            sub = self.expand(
+                fuel, math.ceil(units * 200 / self.b.rules.fuels[fuel]), vinv, depth + 1, stack
+            )
+            if sub is not None:
+                return sub
+        step = self.ensure_station(m.station, vinv, depth, stack)
+        if step is not None:
+            return step
+        count = max(1, min(6, units, self.inv.get(m.input, 0)))
+        return self._checked(
+            {"skill": "smelt", "args": {"input": m.input, "station": m.station, "count": count}},
+            f"smelt {m.input} for {item}",
+            ("smelt", (m.input, m.station)),
+        )
+
+    def _enchant(self, vinv: dict[str, int]) -> PlanStep | None:
+        step = self.ensure_station("enchanting_table", vinv, 0, frozenset())
+        if step is not None:
+            return step
+        sub = self.expand("lapis_lazuli", 1, vinv, 1, frozenset())
+        if sub is not None:
+            return sub
+        game = self.b.rules.game
+        owned = [
+            i
+            for i in self.b.config.enchant_candidates
+            if vinv.get(i, 0) > 0 and is_enchantable(game, i)
+        ]
+        if not owned:
+            candidates = [i for i in self.b.config.enchant_candidates if is_enchantable(game, i)]
+            target = min(candidates, key=lambda i: (self.cost(i, 1), i))
+            sub = self.expand(target, 1, vinv, 1, frozenset())
+            if sub is not None:
+                return sub
+            owned = [target]
+        return self._checked(
+            {"skill": "enchant", "args": {"item": owned[0], "option": "lowest"}},
+            f"enchant {owned[0]}",
+        )
+
+
+def _method_name(m: Any) -> str:
+    if isinstance(m, CraftOption):
+        return "craft:" + m.key
+    if isinstance(m, SmeltOption):
+        return f"smelt:{m.input}:{m.station}"
+    return f"{m.kind}:{m.source}"

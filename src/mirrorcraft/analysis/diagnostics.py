@@ -1,0 +1,138 @@
+"""Behaviour after rule encounters (IRR, RL) and success at horizon checkpoints.
+
+A *rule encounter* is the first logged action, per distinct changed rule, whose
+outcome differed from vanilla in an episode.
+
+- IRR (Immediate Repeat Rate): among encounters that have a next budgeted action
+  (encounter step < actions used), the percentage whose next action has the
+  same semantic signature as the encounter action.
+- RL (Recovery Latency): actions from the encounter action to the first action
+  whose Score exceeds the Score just before the encounter (0 when the
+  encounter action itself raised it); encounters after which the Score never
+  rises above that value are left out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from mirrorcraft.analysis.metrics import is_success
+from mirrorcraft.runner.records import EncounterRecord, EpisodeRecord
+
+
+def rule_encounters(record: EpisodeRecord) -> list[EncounterRecord]:
+    """The first encounter of each distinct rule, ordered by step."""
+    first: dict[str, EncounterRecord] = {}
+    for enc in sorted(record.encounters, key=lambda e: e.step):
+        first.setdefault(enc.rule, enc)
+    return sorted(first.values(), key=lambda e: (e.step, e.rule))
+
+
+@dataclass(frozen=True)
+class EncounterOutcome:
+    rule: str
+    step: int
+    repeated: bool | None
+    """Whether the next action repeated the signature; None when there was no next action."""
+    latency: int | None
+    """Recovery latency in actions; None when the Score never rose above its earlier value."""
+
+
+def encounter_outcome(record: EpisodeRecord, enc: EncounterRecord) -> EncounterOutcome | None:
+    """What followed one encounter; None when its step lies outside the recorded trajectory."""
+    k = enc.step
+    trace = record.score_trace
+    if k < 1 or k > len(trace):
+        return None
+    repeated: bool | None = None
+    if k < record.actions_used and k < len(record.signatures):
+        repeated = record.signatures[k] == record.signatures[k - 1]
+    before = trace[k - 2] if k >= 2 else 0
+    latency = next((j - k for j in range(k, len(trace) + 1) if trace[j - 1] > before), None)
+    return EncounterOutcome(enc.rule, k, repeated, latency)
+
+
+def encounter_outcomes(record: EpisodeRecord) -> list[EncounterOutcome]:
+    out = (encounter_outcome(record, e) for e in rule_encounters(record))
+    return [o for o in out if o is not None]
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """IRR and RL of a group of episodes."""
+
+    encounters: int
+    irr: float | None
+    """Percentage; None when no encounter had a next action."""
+    irr_n: int
+    rl: float | None
+    """Mean actions; None when no encounter was followed by a Score increase."""
+    rl_n: int
+
+
+def diagnose(records: Iterable[EpisodeRecord]) -> Diagnostics:
+    outcomes = [o for r in records for o in encounter_outcomes(r)]
+    repeats = [o.repeated for o in outcomes if o.repeated is not None]
+    latencies = [o.latency for o in outcomes if o.latency is not None]
+    return Diagnostics(
+        encounters=len(outcomes),
+        irr=100.0 * sum(repeats) / len(repeats) if repeats else None,
+        irr_n=len(repeats),
+        rl=math.fsum(latencies) / len(latencies) if latencies else None,
+        rl_n=len(latencies),
+    )
+
+
+def diagnose_by_suite(records: Iterable[EpisodeRecord]) -> dict[str, Diagnostics]:
+    """Diagnostics per rule suite (Mirror episodes only)."""
+    groups: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    for r in records:
+        if r.rules != "vanilla":
+            groups[r.rules].append(r)
+    return {suite: diagnose(rs) for suite, rs in groups.items()}
+
+
+def equal_suite_mean(values: Iterable[float | None]) -> float | None:
+    """Mean across suites with equal weight per suite, skipping suites without a value."""
+    present = [v for v in values if v is not None]
+    return math.fsum(present) / len(present) if present else None
+
+
+# --- horizon checkpoints --------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def final_advancement(task: str) -> str | None:
+    """The advancement that completes ``task`` (None for a task this package does not know)."""
+    from mirrorcraft.evaluator.tasks import UnknownTaskError, get_task
+
+    try:
+        return get_task(task).final.advancement
+    except UnknownTaskError:
+        return None
+
+
+def success_step(record: EpisodeRecord) -> int | None:
+    """1-based action index at which the episode reached its final milestone, if it did."""
+    advancement = final_advancement(record.task)
+    if advancement is not None and advancement in record.milestones:
+        return record.milestones[advancement]
+    if not is_success(record):
+        return None
+    return next((i for i, s in enumerate(record.score_trace, 1) if s >= 100), None)
+
+
+def checkpoint_sr(records: Sequence[EpisodeRecord], checkpoint: int) -> float | None:
+    """Cumulative SR (%) after ``checkpoint`` actions, over episodes whose budget reaches it."""
+    eligible = [r for r in records if r.budget >= checkpoint]
+    if not eligible:
+        return None
+    hits = 0
+    for r in eligible:
+        step = success_step(r)
+        hits += 1 if step is not None and step <= checkpoint else 0
+    return 100.0 * hits / len(eligible)

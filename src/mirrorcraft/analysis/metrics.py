@@ -1,0 +1,126 @@
+"""Episode-level measures and plain group means: Score, SR, actions, cost; names and ordering.
+
+Conventions: SR is a percentage (0-100), Score is on the milestone scale (0-100).
+Every function over a group returns ``None`` for an empty group instead of 0, so
+a missing cell can never be mistaken for a measured zero.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from mirrorcraft.runner.records import EpisodeRecord
+
+VANILLA = "vanilla"
+HIDDEN = "hidden"
+DISCLOSED = "disclosed"
+
+PAPER_AGENTS = (
+    "direct",
+    "react",
+    "reflexion",
+    "voyager",
+    "xenon",
+    "adam",
+    "mineevolve",
+    "oracle",
+    "vanilla-planner",
+    "adaptive-planner",
+    "random",
+)
+PAPER_TASKS = ("iron_armor", "diamond", "enchantment")
+PAPER_BIOMES = ("plains", "taiga", "snowy_plains", "jungle", "savanna")
+
+
+def is_success(record: EpisodeRecord) -> bool:
+    """An episode succeeds when it reached the final milestone (Score 100)."""
+    return record.score >= 100
+
+
+def mean_score(records: Sequence[EpisodeRecord]) -> float | None:
+    if not records:
+        return None
+    return math.fsum(r.score for r in records) / len(records)
+
+
+def success_rate(records: Sequence[EpisodeRecord]) -> float | None:
+    """Percentage of episodes that succeeded."""
+    if not records:
+        return None
+    return 100.0 * sum(1 for r in records if is_success(r)) / len(records)
+
+
+def mean_actions(records: Sequence[EpisodeRecord]) -> float | None:
+    if not records:
+        return None
+    return math.fsum(r.actions_used for r in records) / len(records)
+
+
+@dataclass(frozen=True)
+class CostSummary:
+    """Mean dollar cost per episode; ``mean`` is None when any episode's cost is unknown."""
+
+    mean: float | None
+    episodes: int
+    unknown: int
+
+
+def mean_cost(records: Sequence[EpisodeRecord]) -> CostSummary:
+    known = [r.cost_usd for r in records if r.cost_usd is not None]
+    unknown = len(records) - len(known)
+    mean = None if unknown or not records else math.fsum(known) / len(records)
+    return CostSummary(mean, len(records), unknown)
+
+
+def configuration_label(agent: str, disclosure: str) -> str:
+    """Display name of a configuration: the agent, marked when it was told the rules."""
+    return agent if disclosure == HIDDEN else f"{agent} w/rules"
+
+
+def _ranked(value: str, known: Sequence[str]) -> tuple[int, str]:
+    return (known.index(value) if value in known else len(known), value)
+
+
+def agent_order(agent: str) -> tuple[int, str]:
+    return _ranked(agent, PAPER_AGENTS)
+
+
+def configuration_order(config: tuple[str, str]) -> tuple[int, tuple[int, str]]:
+    agent, disclosure = config
+    return (0 if disclosure == HIDDEN else 1, agent_order(agent))
+
+
+def task_order(task: str) -> tuple[int, str]:
+    return _ranked(task, PAPER_TASKS)
+
+
+def biome_order(biome: str) -> tuple[int, str]:
+    return _ranked(biome, PAPER_BIOMES)
+
+
+def suite_order(suite: str) -> tuple[int, str]:
+    """M01..M99 first in number order, then any other rule-set id alphabetically."""
+    if len(suite) == 3 and suite[0] == "M" and suite[1:].isdigit():
+        return (int(suite[1:]), suite)
+    return (1000, suite)
+
+
+def distinct(values: Iterable[str], key: object = None) -> list[str]:
+    """Sorted distinct values (``key`` is a sort key function, default plain order)."""
+    unique = set(values)
+    return sorted(unique, key=key) if callable(key) else sorted(unique)
+
+
+@lru_cache(maxsize=64)
+def suite_title(suite: str) -> str:
+    """The packaged suite's name (e.g. "Quantity scarcity"), or "" for other rule sets."""
+    from mirrorcraft.datapack.suites import ManifestError, find_suite
+
+    try:
+        manifest = find_suite(suite)
+    except (ManifestError, OSError, ValueError):
+        return ""
+    return manifest.name if manifest is not None else ""

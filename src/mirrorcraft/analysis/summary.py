@@ -1,0 +1,222 @@
+"""All of the analysis in one JSON-ready document (the keys are documented in docs/analysis.md).
+
+``summarize(records)`` is what ``mirrorcraft analyze --json`` prints and what the
+text tables and the HTML report are built from. Missing values are ``null``,
+never 0, and every list is in a fixed order (configurations as in the paper,
+suites by number), so two runs over the same records give the same document.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from mirrorcraft.analysis.metrics import (
+    HIDDEN,
+    VANILLA,
+    agent_order,
+    biome_order,
+    configuration_label,
+    configuration_order,
+    distinct,
+    mean_actions,
+    mean_cost,
+    mean_score,
+    success_rate,
+    suite_order,
+    suite_title,
+    task_order,
+)
+from mirrorcraft.analysis.paired import (
+    ALL,
+    SCORE,
+    SR,
+    PairIndex,
+    ci,
+    rie,
+    value,
+)
+from mirrorcraft.analysis.sections import (
+    diagnostics_section,
+    disclosure_section,
+    horizon_section,
+    within_suite_section,
+)
+from mirrorcraft.runner.records import EpisodeRecord
+
+SUMMARY_SCHEMA = "mirrorcraft.analysis/1"
+
+Row = dict[str, Any]
+
+
+def rie_fields(index: PairIndex, **kwargs: Any) -> Row:
+    """RIE_SC and RIE_SR with intervals for one selection of comparisons."""
+    sc = rie(index, SCORE, **kwargs)
+    sr = rie(index, SR, **kwargs)
+    return {
+        "rie_sc": value(sc),
+        "rie_sc_ci": ci(sc),
+        "rie_sr": value(sr),
+        "rie_sr_ci": ci(sr),
+        "comparisons": 0 if sr is None else sr.comparisons,
+    }
+
+
+def group_fields(records: Sequence[EpisodeRecord]) -> Row:
+    return {
+        "episodes": len(records),
+        "score": mean_score(records),
+        "sr": success_rate(records),
+    }
+
+
+def _counts(records: Sequence[EpisodeRecord], excluded: dict[str, int]) -> Row:
+    mirror = [r for r in records if r.rules != VANILLA]
+    return {
+        "total": len(records),
+        "vanilla": len(records) - len(mirror),
+        "mirror": len(mirror),
+        "disclosed": sum(1 for r in records if r.disclosure != HIDDEN),
+        "excluded": dict(excluded),
+        "models": distinct(r.model for r in records),
+        "agents": distinct((r.agent for r in records), agent_order),
+        "suites": distinct((r.rules for r in mirror), suite_order),
+        "tasks": distinct((r.task for r in records), task_order),
+        "biomes": distinct((r.biome for r in records), biome_order),
+        "budgets": sorted({r.budget for r in records}),
+    }
+
+
+def _configurations(records: Sequence[EpisodeRecord], index: PairIndex) -> list[Row]:
+    models = distinct(r.model for r in records)
+    groups: dict[tuple[str, str, str], list[EpisodeRecord]] = defaultdict(list)
+    for r in records:
+        groups[(r.agent, r.disclosure, r.model)].append(r)
+        groups[(r.agent, r.disclosure, ALL)].append(r)
+    configs = sorted({(a, d) for a, d, _ in groups}, key=configuration_order)
+    rows: list[Row] = []
+    for agent, disclosure in configs:
+        for model in models + ([ALL] if len(models) > 1 else []):
+            mine = groups.get((agent, disclosure, model), [])
+            mirror = [r for r in mine if r.rules != VANILLA]
+            vanilla = [r for r in mine if r.rules == VANILLA] if disclosure == HIDDEN else []
+            if not mirror and not vanilla:
+                continue
+            cost = mean_cost(mirror)
+            paired = rie_fields(
+                index if disclosure == HIDDEN else PairIndex([]), agent=agent, model=model
+            )
+            rows.append(
+                {
+                    "configuration": configuration_label(agent, disclosure),
+                    "agent": agent,
+                    "disclosure": disclosure,
+                    "model": model,
+                    "vanilla": group_fields(vanilla),
+                    "mirror": group_fields(mirror),
+                    **paired,
+                    "actions": mean_actions(mirror),
+                    "cost_usd": cost.mean,
+                    "cost_unknown": cost.unknown,
+                }
+            )
+    return rows
+
+
+def _suites(hidden: Sequence[EpisodeRecord], index: PairIndex) -> list[Row]:
+    rows: list[Row] = []
+    for suite in index.suites():
+        mirror = [r for r in hidden if r.rules == suite]
+        rows.append(
+            {
+                "suite": suite,
+                "title": suite_title(suite),
+                "mirror": group_fields(mirror),
+                **rie_fields(index, suites=[suite]),
+            }
+        )
+    if rows:
+        mirror = [r for r in hidden if r.rules != VANILLA]
+        rows.append(
+            {
+                "suite": "pooled",
+                "title": "All suites",
+                "mirror": group_fields(mirror),
+                **rie_fields(index),
+            }
+        )
+    return rows
+
+
+def _breakdown(
+    hidden: Sequence[EpisodeRecord], attr: str, order: Callable[[str], Any]
+) -> list[Row]:
+    groups: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    for r in hidden:
+        groups[str(getattr(r, attr))].append(r)
+    rows: list[Row] = []
+    for group in sorted(groups, key=order):
+        rs = groups[group]
+        rows.append(
+            {
+                "group": group,
+                "vanilla": group_fields([r for r in rs if r.rules == VANILLA]),
+                "mirror": group_fields([r for r in rs if r.rules != VANILLA]),
+                **rie_fields(PairIndex(rs)),
+            }
+        )
+    return rows
+
+
+def _configuration_suites(hidden: Sequence[EpisodeRecord], index: PairIndex) -> list[Row]:
+    """RIE_SR per hidden configuration, model and suite over all tasks."""
+    rows: list[Row] = []
+    agents = distinct((r.agent for r in hidden), agent_order)
+    for model in distinct(r.model for r in hidden):
+        for agent in agents:
+            for suite in index.suites():
+                est = rie(index, SR, suites=[suite], agent=agent, model=model)
+                if est is not None:
+                    rows.append(
+                        {
+                            "model": model,
+                            "agent": agent,
+                            "suite": suite,
+                            "rie_sr": est.value,
+                            "rie_sr_ci": ci(est),
+                        }
+                    )
+    return rows
+
+
+def summarize(
+    records: Sequence[EpisodeRecord],
+    *,
+    threshold: float = 50.0,
+    compared_tasks: Sequence[str] = ("iron_armor", "diamond"),
+    checkpoints: Sequence[int] = (100, 150, 200),
+    excluded: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """Every table of the paper that the records allow, as one JSON-ready dictionary."""
+    index = PairIndex(records)
+    hidden = [r for r in records if r.disclosure == HIDDEN]
+    hidden_index = PairIndex(hidden)
+    disclosure, disclosure_tests = disclosure_section(records, index)
+    return {
+        "schema": SUMMARY_SCHEMA,
+        "episodes": _counts(records, excluded or {}),
+        "configurations": _configurations(records, index),
+        "suites": _suites(hidden, hidden_index),
+        "breakdowns": {
+            "task": _breakdown(hidden, "task", task_order),
+            "biome": _breakdown(hidden, "biome", biome_order),
+            "model": _breakdown(hidden, "model", str),
+        },
+        "configuration_suites": _configuration_suites(hidden, hidden_index),
+        "disclosure": disclosure,
+        "disclosure_tests": disclosure_tests,
+        "within_suite": within_suite_section(records, index, threshold, compared_tasks),
+        "horizon": horizon_section(records, checkpoints),
+        "diagnostics": diagnostics_section(records),
+    }

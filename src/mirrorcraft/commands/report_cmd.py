@@ -1,0 +1,47 @@
+"""``mirrorcraft report``: a static HTML report (plus Markdown and CSV tables) for results.
+
+The directory it writes works offline: figures are inlined PNGs, the style is
+inline, and every episode has its own viewer page linked from the episode list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from mirrorcraft.commands.analyze_cmd import add_common_arguments, load
+from mirrorcraft.commands.common import UserError
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "report", help="write an HTML report with tables, figures and an episode viewer"
+    )
+    add_common_arguments(p)
+    p.add_argument("--out", required=True, help="directory to write the report into")
+    p.add_argument(
+        "--no-viewer",
+        action="store_true",
+        help="skip the per-episode viewer pages (the episode list is still written)",
+    )
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} exists and is not a directory")
+    loaded, summary = load(args)
+    from mirrorcraft.report.build import write_report
+
+    try:
+        files = write_report(loaded, summary, out, viewer=not args.no_viewer)
+    except OSError as exc:
+        raise UserError(f"cannot write the report into {out}: {exc.strerror or exc}") from None
+    sys.stdout.write(
+        f"wrote {out / 'index.html'}: {len(files.tables)} tables, {len(files.figures)} figures, "
+        f"{files.episode_pages} episode pages\n"
+    )
+    return 0

@@ -1,0 +1,1 @@
+"""Human-readable output of the analysis: text/Markdown/CSV tables, plots, HTML report, viewer."""

@@ -1,0 +1,240 @@
+"""Writing the static report directory: HTML, figures, tables as Markdown and CSV, viewer pages.
+
+Layout of ``DIR``::
+
+    index.html            every table and figure (PNG figures inlined as data URIs)
+    episodes.html         the episode list, linking to the viewer pages
+    episodes/<id>.html    one viewer page per episode
+    report.md             every table as Markdown
+    tables/<key>.md|csv   each table on its own
+    summary.json          the analysis document (as ``mirrorcraft analyze --json``)
+
+Pages load nothing from the network (a content security policy forbids it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from mirrorcraft import __version__
+from mirrorcraft.analysis.loading import LoadedResults, StepReader
+from mirrorcraft.analysis.metrics import (
+    agent_order,
+    configuration_label,
+    suite_order,
+    task_order,
+)
+from mirrorcraft.report import plots
+from mirrorcraft.report.render import Table, render_csv, render_html, render_markdown
+from mirrorcraft.report.tables import build_tables, skipped
+from mirrorcraft.report.templating import fill
+from mirrorcraft.report.viewer import EpisodeView, episode_page, page_name, twin_key
+from mirrorcraft.runner.records import EpisodeRecord, StepRecord
+
+
+@dataclass
+class ReportFiles:
+    out: Path
+    tables: list[Table]
+    figures: list[str] = field(default_factory=list)
+    episode_pages: int = 0
+
+
+@dataclass(frozen=True)
+class Figure:
+    ident: str
+    title: str
+    caption: str
+    png: bytes
+
+    def html(self) -> str:
+        return (
+            f'<section id="{self.ident}"><h2>{escape(self.title)}</h2><figure>'
+            f'<img alt="{escape(self.title)}" src="{plots.data_uri(self.png)}">'
+            f"<figcaption>{escape(self.caption)}</figcaption></figure></section>"
+        )
+
+
+def _figures(summary: dict[str, Any]) -> list[Figure]:
+    out: list[Figure] = []
+    caption, _ = plots.rie_by_suite_series(summary)
+    png = plots.rie_by_suite_png(summary)
+    if png:
+        out.append(Figure("fig-rie-by-suite", "Figure: RIE_SR by suite", caption, png))
+    png = plots.horizon_png(summary)
+    if png:
+        caption = "Cumulative SR at action checkpoints (solid: Vanilla, dashed: Mirror)."
+        out.append(Figure("fig-horizon", "Figure: SR at horizon checkpoints", caption, png))
+    png = plots.diagnostics_png(summary)
+    if png:
+        caption = "IRR and RL by suite for each configuration (pooled over models)."
+        out.append(Figure("fig-diagnostics", "Figure: IRR and RL by suite", caption, png))
+    return out
+
+
+def _index_html(
+    loaded: LoadedResults,
+    summary: dict[str, Any],
+    tables: Sequence[Table],
+    figures: Sequence[Figure],
+) -> str:
+    counts = summary["episodes"]
+    meta = (
+        f"{counts['total']} episodes ({counts['vanilla']} Vanilla, {counts['mirror']} Mirror, "
+        f"{counts['disclosed']} with disclosed rules) from {loaded.path.name} "
+        f"({'results database' if loaded.kind == 'sqlite' else 'JSONL records'}); "
+        f"mirrorcraft {__version__}."
+    )
+    notes = [f"{n} episode(s) left out with status {s}" for s, n in counts["excluded"].items()]
+    notes += skipped(summary)
+    links = [(f.ident, f.title) for f in figures]
+    links += [(t.key, t.title) for t in tables]
+    contents = "".join(f'<li><a href="#{escape(k)}">{escape(t)}</a></li>' for k, t in links)
+    return fill(
+        "report.html",
+        title="MirrorCraft results",
+        meta=escape(meta),
+        notes="".join(f'<p class="note">{escape(n)}.</p>' for n in notes),
+        contents=f'<h2>Contents</h2><ul id="contents">{contents}</ul>',
+        figures="".join(f.html() for f in figures),
+        tables="".join(render_html(t) for t in tables),
+    )
+
+
+def _episode_order(r: EpisodeRecord) -> tuple[Any, ...]:
+    return (
+        agent_order(r.agent),
+        r.disclosure,
+        r.model,
+        task_order(r.task),
+        r.world,
+        r.repetition,
+        (0, "") if r.rules == "vanilla" else suite_order(r.rules),
+        r.episode_id,
+    )
+
+
+def _episode_list(records: Sequence[EpisodeRecord], linked: bool) -> str:
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "Episode",
+            "Configuration",
+            "Model",
+            "World",
+            "Task",
+            "Rules",
+            "Score",
+            "Success",
+            "Actions",
+            "Encounters",
+        )
+    )
+    rows = []
+    for r in records:
+        ident = escape(r.episode_id)
+        name = f'<a href="episodes/{page_name(r.episode_id)}">{ident}</a>' if linked else ident
+        cells = [
+            name,
+            escape(configuration_label(r.agent, r.disclosure)),
+            escape(r.model),
+            escape(r.world),
+            escape(r.task),
+            escape(r.rules),
+        ]
+        nums = [
+            str(r.score),
+            "yes" if r.success else "no",
+            str(r.actions_used),
+            str(len(r.encounters)),
+        ]
+        rows.append(
+            "<tr>"
+            + "".join(f'<td class="l">{c}</td>' for c in cells)
+            + "".join(f'<td class="n">{c}</td>' for c in nums)
+            + "</tr>"
+        )
+    return f'<table class="data" id="episodes"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _write_episodes(loaded: LoadedResults, records: Sequence[EpisodeRecord], folder: Path) -> int:
+    folder.mkdir(parents=True, exist_ok=True)
+    vanilla: dict[tuple[Any, ...], EpisodeRecord] = {}
+    mirrors: dict[tuple[Any, ...], list[EpisodeRecord]] = defaultdict(list)
+    for r in records:
+        if r.rules == "vanilla":
+            if r.disclosure == "hidden":
+                vanilla.setdefault(twin_key(r), r)
+        else:
+            mirrors[twin_key(r)].append(r)
+    reader = StepReader(loaded.path) if loaded.has_steps else None
+    cache: dict[str, list[StepRecord]] = {}
+
+    def steps_of(r: EpisodeRecord) -> list[StepRecord] | None:
+        if reader is None:
+            return None
+        if r.episode_id not in cache:
+            found = reader.steps(r.episode_id)
+            if r.rules != "vanilla":
+                return found
+            cache[r.episode_id] = found
+        return cache[r.episode_id]
+
+    try:
+        for r in records:
+            twin = vanilla.get(twin_key(r)) if r.rules != "vanilla" else None
+            view = EpisodeView(
+                record=r,
+                steps=steps_of(r),
+                twin=twin,
+                twin_steps=steps_of(twin) if twin is not None else None,
+                mirror_twins=mirrors.get(twin_key(r), []) if r.rules == "vanilla" else (),
+            )
+            (folder / page_name(r.episode_id)).write_text(episode_page(view), encoding="utf-8")
+    finally:
+        if reader is not None:
+            reader.close()
+    return len(records)
+
+
+def write_report(
+    loaded: LoadedResults, summary: dict[str, Any], out: Path, *, viewer: bool = True
+) -> ReportFiles:
+    """Write the whole report directory for ``loaded`` (summarized as ``summary``)."""
+    out.mkdir(parents=True, exist_ok=True)
+    tables = build_tables(summary)
+    table_dir = out / "tables"
+    table_dir.mkdir(exist_ok=True)
+    for t in tables:
+        (table_dir / f"{t.key}.md").write_text(render_markdown(t), encoding="utf-8")
+        (table_dir / f"{t.key}.csv").write_text(render_csv(t), encoding="utf-8")
+    markdown = "# MirrorCraft results\n\n" + "\n".join(render_markdown(t) for t in tables)
+    (out / "report.md").write_text(markdown, encoding="utf-8")
+    (out / "summary.json").write_text(
+        json.dumps(summary, indent=1, allow_nan=False) + "\n", encoding="utf-8"
+    )
+    figures = _figures(summary)
+    (out / "index.html").write_text(_index_html(loaded, summary, tables, figures), encoding="utf-8")
+    records = sorted(loaded.records, key=_episode_order)
+    episodes_meta = (
+        f"{len(records)} episodes; rule encounters are marked in each page's step list."
+        if viewer
+        else f"{len(records)} episodes (viewer pages were not written)."
+    )
+    (out / "episodes.html").write_text(
+        fill(
+            "episodes.html",
+            title="Episodes",
+            meta=escape(episodes_meta),
+            table=_episode_list(records, viewer),
+        ),
+        encoding="utf-8",
+    )
+    pages = _write_episodes(loaded, records, out / "episodes") if viewer else 0
+    return ReportFiles(out, tables, [f.ident for f in figures], pages)

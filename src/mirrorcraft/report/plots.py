@@ -1,0 +1,136 @@
+"""Figures of the report as PNG bytes (matplotlib, Agg canvas, no pyplot global state).
+
+Each function takes the summary document and returns ``None`` when it holds
+nothing to draw. PNGs carry no timestamp, so the same summary gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+Summary = dict[str, Any]
+_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f")
+
+
+def data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def rie_by_suite_series(summary: Summary) -> tuple[str, dict[str, list[dict[str, Any]]]]:
+    """Rows to plot per model, and a caption saying which set of configurations they cover."""
+    w = summary["within_suite"]
+    if w["rie"]:
+        rows = w["rie"]
+        caption = (
+            f"RIE_SR by suite on {', '.join(w['tasks'])} for the compared configurations "
+            f"(Vanilla SR ≥ {w['threshold']:g}% on each), with 95% intervals."
+        )
+    else:
+        rows = summary["configuration_suites"]
+        caption = (
+            "RIE_SR by suite over all tasks for every configuration without rule descriptions, "
+            "with 95% intervals (no configuration meets the compared-set rule)."
+        )
+    per_model: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        per_model.setdefault(r["model"], []).append(r)
+    return caption, per_model
+
+
+def _dodge(ax: Axes, groups: list[str], series: dict[str, dict[str, tuple[float, float]]]) -> None:
+    """Points with error bars, one colour per series, side by side within each group."""
+    k = max(len(series), 1)
+    width = 0.8 / k
+    for i, (name, values) in enumerate(series.items()):
+        xs, ys, errs = [], [], []
+        for g, group in enumerate(groups):
+            if group in values:
+                xs.append(g - 0.4 + width * (i + 0.5))
+                ys.append(values[group][0])
+                errs.append(values[group][1])
+        ax.errorbar(
+            xs, ys, yerr=errs, fmt="o", capsize=3, label=name, color=_COLORS[i % len(_COLORS)]
+        )
+    ax.axhline(0.0, color="#888888", linewidth=0.8)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups)
+
+
+def rie_by_suite_png(summary: Summary) -> bytes | None:
+    _caption, per_model = rie_by_suite_series(summary)
+    if not per_model:
+        return None
+    fig = Figure(figsize=(5.2 * len(per_model), 3.8))
+    axes = fig.subplots(1, len(per_model), squeeze=False)[0]
+    for ax, (model, rows) in zip(axes, sorted(per_model.items()), strict=True):
+        suites = list(dict.fromkeys(r["suite"] for r in rows))
+        series: dict[str, dict[str, tuple[float, float]]] = {}
+        for r in rows:
+            half = r["rie_sr_ci"]["half_width"] if r["rie_sr_ci"] else 0.0
+            series.setdefault(r["agent"], {})[r["suite"]] = (r["rie_sr"], half)
+        _dodge(ax, suites, series)
+        ax.set_title(model)
+        ax.set_ylabel("RIE_SR (percentage points)")
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    return _png(fig)
+
+
+def horizon_png(summary: Summary) -> bytes | None:
+    h = summary["horizon"]
+    if not h["checkpoints"] or not h["rows"]:
+        return None
+    fig = Figure(figsize=(6.4, 3.8))
+    ax = fig.subplots()
+    xs = h["checkpoints"]
+    for i, r in enumerate(h["rows"]):
+        color = _COLORS[i % len(_COLORS)]
+        label = f"{r['configuration']} ({r['model']})"
+        for cond, style in (("vanilla", "-"), ("mirror", "--")):
+            ys = [r[cond][str(c)] for c in xs]
+            if any(y is not None for y in ys):
+                ax.plot(
+                    xs,
+                    [float("nan") if y is None else y for y in ys],
+                    style,
+                    marker="o",
+                    color=color,
+                    label=f"{label} {cond}",
+                )
+    ax.set_xlabel("actions")
+    ax.set_ylabel("cumulative SR (%)")
+    ax.set_xticks(xs)
+    ax.legend(fontsize="x-small")
+    fig.tight_layout()
+    return _png(fig)
+
+
+def diagnostics_png(summary: Summary) -> bytes | None:
+    d = summary["diagnostics"]
+    if not d["rows"] or not d["suites"]:
+        return None
+    fig = Figure(figsize=(10.0, 3.6))
+    left, right = fig.subplots(1, 2)
+    for ax, key, label in ((left, "irr", "IRR (%)"), (right, "rl", "RL (actions)")):
+        series = {
+            r["configuration"]: {
+                s: (v[key], 0.0) for s, v in r["suites"].items() if v[key] is not None
+            }
+            for r in d["rows"]
+        }
+        _dodge(ax, d["suites"], series)
+        ax.set_ylabel(label)
+    left.legend(fontsize="x-small")
+    fig.tight_layout()
+    return _png(fig)

@@ -1,0 +1,292 @@
+"""The paper's tables, built from the summary document of ``mirrorcraft.analysis.summarize``.
+
+Each builder returns ``None`` when the records hold nothing for its table, so
+``build_tables`` yields only the tables that can be computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mirrorcraft.report.render import Cell, Table, count, num, pm, signed
+from mirrorcraft.report.stat_tables import (
+    cochran,
+    disclosure_tests,
+    horizon,
+    irr,
+    rl,
+    skipped,
+    within_suite,
+)
+
+Summary = dict[str, Any]
+Row = dict[str, Any]
+
+
+__all__ = ["build_tables", "skipped"]
+
+
+def _ci(row: Row, key: str) -> Cell:
+    ci = row.get(f"{key}_ci")
+    return None if ci is None else pm(ci["half_width"])
+
+
+def _cost(row: Row) -> Cell:
+    if row["cost_unknown"]:
+        return "unknown"
+    return num(row["cost_usd"], 3)
+
+
+def configurations(s: Summary) -> Table | None:
+    rows = [
+        [
+            r["configuration"],
+            r["model"],
+            num(r["vanilla"]["score"]),
+            num(r["vanilla"]["sr"]),
+            num(r["mirror"]["score"]),
+            num(r["mirror"]["sr"]),
+            signed(r["rie_sc"]),
+            signed(r["rie_sr"]),
+            num(r["actions"]),
+            _cost(r) if r["mirror"]["episodes"] else None,
+        ]
+        for r in s["configurations"]
+    ]
+    if not rows:
+        return None
+    cols = ["Configuration", "Model", "Vanilla Score", "Vanilla SR", "Mirror Score", "Mirror SR"]
+    return Table(
+        "configurations",
+        "Results by configuration and model (Mirror pools all suites)",
+        [*cols, "RIE_SC", "RIE_SR", "Actions", "Cost ($)"],
+        rows,
+        left=2,
+        notes=[
+            "SR in percent, RIE_SR in percentage points; Actions and Cost are means over Mirror "
+            "episodes. Configurations told the rules have no Vanilla runs of their own.",
+        ],
+    )
+
+
+def suites(s: Summary) -> Table | None:
+    rows = [
+        [
+            r["suite"] if r["suite"] != "pooled" else "Pooled",
+            r["title"] or None,
+            count(r["mirror"]["episodes"]),
+            num(r["mirror"]["score"]),
+            num(r["mirror"]["sr"]),
+            signed(r["rie_sc"]),
+            signed(r["rie_sr"]),
+        ]
+        for r in s["suites"]
+    ]
+    if not rows:
+        return None
+    return Table(
+        "suites",
+        "Mirror performance and RIE by rule suite (configurations without rule descriptions)",
+        ["Suite", "Rule change", "Episodes", "Score", "SR", "RIE_SC", "RIE_SR"],
+        rows,
+        left=2,
+    )
+
+
+def _vanilla_sr(rows: list[Row]) -> float | None:
+    pooled = [r for r in rows if r["suite"] == "pooled"]
+    return pooled[0]["vanilla_sr"] if pooled else None
+
+
+_SPLIT_COLUMNS = [
+    "Suite",
+    "Hidden SR",
+    "Disclosed SR",
+    "RIE_SR",
+    "Gap",
+    "ΔSR",
+    "RIE_SC",
+    "Gap_SC",
+    "ΔScore",
+    "Pairs",
+]
+
+
+def disclosure(s: Summary) -> list[Table]:
+    tables: list[Table] = []
+    for agent in dict.fromkeys(r["agent"] for r in s["disclosure"]):
+        rows = [r for r in s["disclosure"] if r["agent"] == agent and r["model"] == "all"]
+        body = [
+            [
+                "Pooled" if r["suite"] == "pooled" else r["suite"],
+                num(r["hidden_sr"]),
+                num(r["disclosed_sr"]),
+                signed(r["rie_sr"]),
+                signed(r["gap_sr"]),
+                signed(r["delta_sr"]),
+                signed(r["rie_sc"]),
+                signed(r["gap_sc"]),
+                signed(r["delta_sc"]),
+                count(r["comparisons"]),
+            ]
+            for r in rows
+        ]
+        vsr = num(_vanilla_sr(rows))
+        tables.append(
+            Table(
+                f"disclosure_{agent}",
+                f"Disclosure split for {agent}, pooled over models and tasks "
+                f"(Vanilla SR {vsr or '–'}%)",
+                _SPLIT_COLUMNS,
+                body,
+                notes=[
+                    "RIE = Gap + Δ; Gap = Vanilla - disclosed, Δ = disclosed - hidden, "
+                    "over pairs run in all three conditions.",
+                ],
+            )
+        )
+    return tables
+
+
+def disclosure_by_model(s: Summary) -> list[Table]:
+    tables: list[Table] = []
+    for agent in dict.fromkeys(r["agent"] for r in s["disclosure"]):
+        rows = [r for r in s["disclosure"] if r["agent"] == agent and r["model"] != "all"]
+        models = list(dict.fromkeys(r["model"] for r in rows))
+        if not models:
+            continue
+        suites = list(dict.fromkeys(r["suite"] for r in rows))
+        cell = {(r["suite"], r["model"]): r for r in rows}
+        body: list[list[Cell]] = []
+        for suite in suites:
+            line: list[Cell] = ["Pooled" if suite == "pooled" else suite]
+            for m in models:
+                r = cell.get((suite, m))
+                line += [signed(r[k]) if r else None for k in ("rie_sr", "gap_sr", "delta_sr")]
+            body.append(line)
+        cols = ["Suite"] + [f"{m} {k}" for m in models for k in ("RIE_SR", "Gap", "ΔSR")]
+        tables.append(
+            Table(
+                f"disclosure_{agent}_by_model", f"Disclosure split for {agent} by model", cols, body
+            )
+        )
+    return tables
+
+
+def _breakdown(s: Summary, by: str, title: str) -> Table | None:
+    rows = [
+        [
+            r["group"],
+            num(r["vanilla"]["score"]),
+            num(r["vanilla"]["sr"]),
+            num(r["mirror"]["score"]),
+            num(r["mirror"]["sr"]),
+            signed(r["rie_sc"]),
+            signed(r["rie_sr"]),
+        ]
+        for r in s["breakdowns"][by]
+    ]
+    if not rows:
+        return None
+    cols = [by.capitalize(), "Vanilla Score", "Vanilla SR", "Mirror Score", "Mirror SR"]
+    return Table(f"by_{by}", title, [*cols, "RIE_SC", "RIE_SR"], rows)
+
+
+def by_biome(s: Summary) -> Table | None:
+    return _breakdown(s, "biome", "Vanilla and paired Mirror results by biome")
+
+
+def by_task(s: Summary) -> Table | None:
+    return _breakdown(s, "task", "Vanilla and paired Mirror results by task")
+
+
+def by_model(s: Summary) -> Table | None:
+    return _breakdown(s, "model", "Vanilla and paired Mirror results by model")
+
+
+def intervals(s: Summary) -> Table | None:
+    agents = list(dict.fromkeys(r["agent"] for r in s["disclosure"]))
+    split = {(r["agent"], r["suite"]): r for r in s["disclosure"] if r["model"] == "all"}
+    rows: list[list[Cell]] = []
+    for r in s["suites"]:
+        line: list[Cell] = [
+            "Pooled" if r["suite"] == "pooled" else r["suite"],
+            signed(r["rie_sr"]),
+            _ci(r, "rie_sr"),
+        ]
+        for agent in agents:
+            d = split.get((agent, r["suite"]))
+            for key in ("rie_sr", "gap_sr", "delta_sr"):
+                line += [signed(d[key]), _ci(d, key)] if d else [None, None]
+        rows.append(line)
+    if not rows:
+        return None
+    cols = ["Suite", "RIE_SR (all)", "95%"]
+    for agent in agents:
+        cols += [
+            f"{agent} {k}" if i == 0 else "95%" for k in ("RIE_SR", "Gap", "ΔSR") for i in (0, 1)
+        ]
+    return Table(
+        "intervals",
+        "Estimates with 95% intervals (binomial, stratified by model, task and configuration)",
+        cols,
+        rows,
+        notes=["Intervals treat episodes within a world as independent."],
+    )
+
+
+def configuration_intervals(s: Summary) -> Table | None:
+    rows = [
+        [
+            r["configuration"],
+            r["model"],
+            signed(r["rie_sc"]),
+            _ci(r, "rie_sc"),
+            signed(r["rie_sr"]),
+            _ci(r, "rie_sr"),
+            count(r["comparisons"]),
+        ]
+        for r in s["configurations"]
+        if r["comparisons"] and (r["model"] == "all" or len(s["episodes"]["models"]) == 1)
+    ]
+    if not rows:
+        return None
+    return Table(
+        "configuration_intervals",
+        "RIE of each configuration pooled over models and suites, with 95% intervals",
+        ["Configuration", "Model", "RIE_SC", "95%", "RIE_SR", "95%", "Pairs"],
+        rows,
+        left=2,
+    )
+
+
+_BUILDERS: list[Callable[[Summary], Table | list[Table] | None]] = [
+    configurations,
+    suites,
+    disclosure,
+    disclosure_by_model,
+    by_task,
+    by_biome,
+    by_model,
+    intervals,
+    configuration_intervals,
+    horizon,
+    irr,
+    rl,
+    within_suite,
+    cochran,
+    disclosure_tests,
+]
+
+
+def build_tables(summary: Summary) -> list[Table]:
+    """Every table the summary can fill, in report order."""
+    out: list[Table] = []
+    for build in _BUILDERS:
+        made = build(summary)
+        if isinstance(made, list):
+            out += made
+        elif made is not None:
+            out.append(made)
+    return out

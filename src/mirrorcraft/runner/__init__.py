@@ -1,0 +1,1 @@
+"""Experiments: specs -> episodes, the episode loop, executors and the results store."""

@@ -1,0 +1,145 @@
+"""The episode loop: reset a fresh world copy, let the agent act until the episode ends.
+
+Ends on the final milestone (success), an exhausted budget, death, or the agent
+having no executable action. Returns the episode record and the full step trace.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from mirrorcraft import __version__
+from mirrorcraft.agents.base import Agent, EpisodeContext, Usage
+from mirrorcraft.backends.sim import SimEpisode
+from mirrorcraft.body.body import action_signature
+from mirrorcraft.body.actions import parse_action, Action
+from mirrorcraft.evaluator.tasks import Task
+from mirrorcraft.rules.ruleset import RuleSet
+from mirrorcraft.runner.records import EncounterRecord, EpisodeRecord, StepRecord
+from mirrorcraft.world.registry import LoadedWorld
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    episode_id: str
+    experiment: str
+    world: str
+    rules_name: str
+    task: Task
+    agent: str
+    model: str
+    disclosure: str
+    repetition: int
+    seed: int
+    spec_hash: str = ""
+
+
+def _signature(raw: Any) -> list[str]:
+    parsed = parse_action(raw)
+    if isinstance(parsed, Action):
+        return list(action_signature(parsed))
+    skill = raw.get("skill") if isinstance(raw, dict) else None
+    return [str(skill)[:32] if isinstance(skill, str) else "<invalid>"]
+
+
+async def run_episode(
+    spec: EpisodeSpec,
+    agent: Agent,
+    loaded: LoadedWorld,
+    rules: RuleSet,
+    vanilla: RuleSet,
+    *,
+    rule_sheet: str | None = None,
+) -> tuple[EpisodeRecord, list[StepRecord]]:
+    started = time.perf_counter()
+    episode = SimEpisode(loaded, rules, vanilla, spec.task, seed=spec.seed)
+    agent.start(
+        EpisodeContext(spec.task.id, spec.task.title, spec.task.budget, spec.seed, rule_sheet)
+    )
+    obs = episode.observe()
+    usage = Usage()
+    steps: list[StepRecord] = []
+    signatures: list[list[str]] = []
+    scores: list[int] = []
+    termination = "budget"
+    seen_encounters = 0
+    while True:
+        decision = await agent.act(obs)
+        if decision is None:
+            termination = "no_action"
+            break
+        usage.add(decision.usage)
+        out = episode.step(decision.action)
+        obs = out.observation
+        encounters = episode.evaluator.encounters.encounters
+        new_rules = sorted({e.rule for e in encounters[seen_encounters:]})
+        seen_encounters = len(encounters)
+        signatures.append(_signature(decision.action))
+        scores.append(out.score)
+        steps.append(
+            StepRecord(
+                spec.episode_id,
+                out.observation.step,
+                decision.action,
+                decision.thought,
+                out.result.to_json(),
+                obs.inventory,
+                list(obs.position),
+                out.score,
+                list(out.new_milestones),
+                new_rules,
+            )
+        )
+        if out.terminated:
+            termination = "success" if episode.evaluator.success() else "death"
+            break
+        if out.truncated:
+            termination = "budget"
+            break
+    agent.finish(obs)
+    ev = episode.evaluator
+    record = EpisodeRecord(
+        episode_id=spec.episode_id,
+        experiment=spec.experiment,
+        world=spec.world,
+        biome=loaded.world.biome,
+        rules=spec.rules_name,
+        task=spec.task.id,
+        agent=spec.agent,
+        model=spec.model,
+        disclosure=spec.disclosure,
+        budget=spec.task.budget,
+        repetition=spec.repetition,
+        seed=spec.seed,
+        score=ev.score(),
+        success=ev.success(),
+        milestones=ev.milestones.milestone_steps(),
+        termination=termination,
+        actions_used=episode.used,
+        score_trace=scores,
+        signatures=signatures,
+        encounters=[
+            EncounterRecord(
+                e.step,
+                e.rule,
+                e.kind,
+                list(e.signature),
+                e.to_json()["vanilla"],
+                e.to_json()["actual"],
+            )
+            for e in ev.encounters.encounters
+        ],
+        model_calls=usage.calls,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cost_usd=usage.cost_usd,
+        software_version=__version__,
+        ruleset_fingerprint=rules.fingerprint,
+        vanilla_fingerprint=vanilla.fingerprint,
+        world_fingerprint=loaded.world.fingerprint,
+        spec_hash=spec.spec_hash,
+        wall_seconds=round(time.perf_counter() - started, 4),
+    )
+    return record, steps

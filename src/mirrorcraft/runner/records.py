@@ -1,0 +1,111 @@
+"""Episode and step records: the schema every result is stored and exchanged in.
+
+One ``EpisodeRecord`` per episode (its full condition, outcome, hidden encounter
+log, cost and provenance) and one ``StepRecord`` per action (the trace). JSONL
+files of ``EpisodeRecord.to_json()`` objects are the documented exchange format
+(``docs/records.md``); the results database stores the same JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+TERMINATIONS = ("success", "budget", "death", "no_action", "agent_error")
+"""Evaluation outcomes. Infrastructure faults are not outcomes: they are rerun."""
+
+
+@dataclass
+class EncounterRecord:
+    step: int
+    """1-based index of the action that triggered the changed rule."""
+    rule: str
+    kind: str
+    signature: list[str]
+    vanilla: Any = None
+    actual: Any = None
+
+
+@dataclass
+class EpisodeRecord:
+    episode_id: str
+    experiment: str
+    world: str
+    biome: str
+    rules: str
+    """"vanilla", a suite id (M01..M06) or a user rule-set id."""
+    task: str
+    agent: str
+    """Agent configuration, e.g. "react", "vanilla-planner"."""
+    model: str
+    """Model name, or "none" for agents without a model."""
+    disclosure: str
+    """"hidden" or "disclosed" (the rule sheet was given to the agent)."""
+    budget: int
+    repetition: int
+    seed: int
+    score: int
+    success: bool
+    milestones: dict[str, int]
+    """Advancement id -> 1-based action index at which it was reached."""
+    termination: str
+    actions_used: int
+    score_trace: list[int]
+    """Score after each action (length = actions_used)."""
+    signatures: list[list[str]]
+    """Semantic signature of each action, in order (see the paper's section 3.6)."""
+    encounters: list[EncounterRecord] = field(default_factory=list)
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+    """Dollar cost; None when the model's price is unknown."""
+    software_version: str = ""
+    ruleset_fingerprint: str = ""
+    vanilla_fingerprint: str = ""
+    world_fingerprint: str = ""
+    spec_hash: str = ""
+    template_hashes: dict[str, str] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def is_mirror(self) -> bool:
+        return self.rules != "vanilla"
+
+    def to_json(self) -> dict[str, Any]:
+        doc = asdict(self)
+        doc["is_mirror"] = self.is_mirror
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> EpisodeRecord:
+        data = dict(doc)
+        data.pop("is_mirror", None)
+        data["encounters"] = [EncounterRecord(**e) for e in data.get("encounters", [])]
+        known = set(cls.__dataclass_fields__)
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown episode record fields: {sorted(unknown)}")
+        return cls(**data)
+
+
+@dataclass
+class StepRecord:
+    episode_id: str
+    step: int
+    action: Any
+    """The action as the agent sent it (may be malformed)."""
+    thought: str
+    result: dict[str, Any]
+    inventory: dict[str, int]
+    position: list[int]
+    score: int
+    new_milestones: list[str]
+    encounter_rules: list[str]
+    """Rules whose changed outcome this action triggered (hidden; for analysis and the viewer)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,157 @@
+"""``mirrorcraft analyze``: text and JSON output, degenerate inputs, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from mirrorcraft import cli
+from mirrorcraft.commands import analyze_cmd, report_cmd
+from tests.test_analysis_helpers import make_record, synthetic_study, write_db, write_jsonl
+
+
+def run_cli(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run the real ``mirrorcraft`` entry point with analyze and report registered."""
+    commands = list(cli.COMMANDS)
+    for module in (analyze_cmd, report_cmd):
+        if module not in commands:
+            commands.append(module)
+    original = cli.COMMANDS
+    cli.COMMANDS = commands  # type: ignore[misc]
+    try:
+        code = cli.main(list(argv))
+    finally:
+        cli.COMMANDS = original  # type: ignore[misc]
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def study_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    records, steps = synthetic_study(seed=5)
+    return write_db(tmp_path_factory.mktemp("cli") / "study.db", records, steps)
+
+
+def test_text_output_has_every_section(study_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["analyze", str(study_db)], capsys)
+    assert code == 0 and err == ""
+    for title in (
+        "Results by configuration and model",
+        "Mirror performance and RIE by rule suite",
+        "Disclosure split for react, pooled",
+        "Disclosure split for react by model",
+        "results by task",
+        "results by biome",
+        "results by model",
+        "Estimates with 95% intervals",
+        "Immediate Repeat Rate",
+        "Recovery Latency",
+        "Cochran's Q across compared configurations",
+    ):
+        assert title in out, title
+    assert "horizon: no episode budget reaches" in out
+    assert "unknown" in out  # xenon with deepseek has no known cost
+
+
+def test_json_output_keys_are_stable(study_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["analyze", str(study_db), "--json"], capsys)
+    assert code == 0
+    doc = json.loads(out)
+    assert list(doc) == [
+        "schema",
+        "episodes",
+        "configurations",
+        "suites",
+        "breakdowns",
+        "configuration_suites",
+        "disclosure",
+        "disclosure_tests",
+        "within_suite",
+        "horizon",
+        "diagnostics",
+    ]
+    assert doc["schema"] == "mirrorcraft.analysis/1"
+    row = doc["configurations"][0]
+    assert set(row) == {
+        "configuration", "agent", "disclosure", "model", "vanilla", "mirror", "rie_sc",
+        "rie_sc_ci", "rie_sr", "rie_sr_ci", "comparisons", "actions", "cost_usd", "cost_unknown",
+    }  # fmt: skip
+    assert set(row["rie_sr_ci"]) == {"half_width", "low", "high", "half_width_ac"}
+    assert set(doc["within_suite"]) == {
+        "threshold", "tasks", "compared", "rie", "tests", "family_size",
+    }  # fmt: skip
+    assert doc["suites"][-1]["suite"] == "pooled"
+    assert set(doc["breakdowns"]) == {"task", "biome", "model"}
+
+
+def test_horizon_table_when_budgets_allow(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records, _ = synthetic_study(
+        seed=2, models=("m",), agents=("react", "xenon"), suites=("M01",), budget_override=200
+    )
+    path = write_jsonl(tmp_path / "h.jsonl", records)
+    code, out, _ = run_cli(["analyze", str(path)], capsys)
+    assert code == 0
+    assert "Cumulative SR (%) at action checkpoints" in out
+    assert "Vanilla @100" in out and "Mirror @200" in out
+    code, out, _ = run_cli(["analyze", str(path), "--checkpoints", "10,20"], capsys)
+    assert "Vanilla @10" in out and "@100" not in out
+
+
+def test_empty_and_vanilla_only_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    code, out, err = run_cli(["analyze", str(empty)], capsys)
+    assert code == 0 and err == ""
+    assert "0 episodes" in out and "no evaluation episodes" in out
+    code, out, _ = run_cli(["analyze", str(empty), "--json"], capsys)
+    assert json.loads(out)["configurations"] == []
+
+    vanilla = write_jsonl(
+        tmp_path / "v.jsonl", [make_record(score=100), make_record(score=35, repetition=1)]
+    )
+    code, out, err = run_cli(["analyze", str(vanilla)], capsys)
+    assert code == 0 and err == ""
+    line = next(x for x in out.splitlines() if x.startswith("react "))
+    assert line.split()[:4] == ["react", "m1", "67.5", "50.0"]
+    assert "–" in line  # Mirror cells are missing, not zero
+    assert "no Mirror episodes" in out
+
+
+@pytest.mark.parametrize("command", ["analyze", "report"])
+def test_corrupt_database_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    bad = tmp_path / "results.db"
+    bad.write_bytes(b"SQLite format 3\x00" + b"\x13" * 4096)
+    argv = [command, str(bad)] + (["--out", str(tmp_path / "out")] if command == "report" else [])
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("mirrorcraft: error: ")
+    assert "results.db" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["analyze", "report"])
+def test_malformed_jsonl_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(make_record().to_json()) + "\n{broken\n", encoding="utf-8")
+    argv = [command, str(path)] + (["--out", str(tmp_path / "out")] if command == "report" else [])
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2
+    assert err.count("\n") == 1 and "r.jsonl:2: not valid JSON" in err
+
+
+def test_bad_options_are_user_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_jsonl(tmp_path / "r.jsonl", [make_record()])
+    code, _, err = run_cli(["analyze", str(path), "--checkpoints", "x"], capsys)
+    assert code == 2 and "--checkpoints" in err
+    code, _, err = run_cli(["analyze", str(path), "--threshold", "120"], capsys)
+    assert code == 2 and "--threshold" in err
+    code, _, err = run_cli(["analyze", str(tmp_path / "nope.db")], capsys)
+    assert code == 2 and "no such results file" in err

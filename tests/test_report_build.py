@@ -1,0 +1,171 @@
+"""``mirrorcraft report``: the files it writes, escaping, the viewer, tables as CSV and Markdown."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from mirrorcraft.analysis.loading import load_results
+from mirrorcraft.analysis.summary import summarize
+from mirrorcraft.report.build import write_report
+from mirrorcraft.report.render import Table, render_csv, render_markdown, render_text
+from mirrorcraft.report.tables import build_tables
+from mirrorcraft.report.viewer import page_name
+from tests.test_analysis_cli import run_cli
+from tests.test_analysis_helpers import make_record, synthetic_study, write_db, write_jsonl
+
+SMALL = dict(models=("gemini", "deepseek"), agents=("react", "xenon"), worlds=("plains-1",), reps=1)
+
+
+class Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.srcs: list[str] = []
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        for key, value in attrs:
+            if key == "href" and value:
+                self.hrefs.append(value)
+            if key == "src" and value:
+                self.srcs.append(value)
+
+
+def parse(path: Path) -> Links:
+    links = Links()
+    links.feed(path.read_text(encoding="utf-8"))
+    return links
+
+
+@pytest.fixture(scope="module")
+def db_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("report")
+    records, steps = synthetic_study(seed=11, **SMALL)  # type: ignore[arg-type]
+    db = write_db(base / "results.db", records, steps)
+    loaded = load_results(db)
+    write_report(loaded, summarize(loaded.records), base / "out")
+    return base / "out"
+
+
+def test_report_files(db_report: Path) -> None:
+    for name in ("index.html", "episodes.html", "report.md", "summary.json"):
+        assert (db_report / name).is_file(), name
+    loaded = load_results(db_report.parent / "results.db")
+    tables = build_tables(summarize(loaded.records))
+    for t in tables:
+        assert (db_report / "tables" / f"{t.key}.md").is_file()
+        assert (db_report / "tables" / f"{t.key}.csv").is_file()
+    pages = list((db_report / "episodes").glob("*.html"))
+    assert len(pages) == len(loaded.records)
+
+
+def test_index_is_self_contained(db_report: Path) -> None:
+    index = parse(db_report / "index.html")
+    assert index.tags.count("table") >= 10
+    images = [s for s in index.srcs if s.startswith("data:image/png;base64,")]
+    assert len(images) >= 2 and len(images) == len(index.srcs)
+    for src in images:
+        assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    text = (db_report / "index.html").read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", text)
+    assert "Content-Security-Policy" in text
+    for href in index.hrefs:
+        if not href.startswith("#"):
+            assert (db_report / href).is_file(), href
+        else:
+            assert f'id="{href[1:]}"' in text, href
+
+
+def test_every_listed_episode_page_exists(db_report: Path) -> None:
+    listing = parse(db_report / "episodes.html")
+    pages = [h for h in listing.hrefs if h.startswith("episodes/")]
+    assert pages and all((db_report / h).is_file() for h in pages)
+    for page in pages[:40]:
+        for href in parse(db_report / page).hrefs:
+            assert (db_report / "episodes" / href).resolve().is_file(), (page, href)
+
+
+def test_viewer_page_escapes_and_shows_twin(db_report: Path) -> None:
+    loaded = load_results(db_report.parent / "results.db")
+    mirror = next(
+        r for r in loaded.records if r.rules == "M01" and r.encounters and r.disclosure == "hidden"
+    )
+    html = (db_report / "episodes" / page_name(mirror.episode_id)).read_text(encoding="utf-8")
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "&lt;/td&gt;&lt;/table&gt;" in html
+    twin_id = mirror.episode_id.replace("/M01/", "/vanilla/")
+    assert f'href="{page_name(twin_id)}"' in html
+    assert 'id="step-list"' in html and "Twin action" in html
+    assert html.count('<tr class="enc">') >= 1 and "⚑" in html
+    assert "Inventory over time" in html and "item_1" in html
+    vanilla = (db_report / "episodes" / page_name(twin_id)).read_text(encoding="utf-8")
+    assert "Mirror copies" in vanilla and page_name(mirror.episode_id) in vanilla
+
+
+def test_jsonl_viewer_says_steps_are_unavailable(tmp_path: Path) -> None:
+    records, _ = synthetic_study(seed=4, **SMALL)  # type: ignore[arg-type]
+    path = write_jsonl(tmp_path / "r.jsonl", records)
+    loaded = load_results(path)
+    write_report(loaded, summarize(loaded.records), tmp_path / "out")
+    page = tmp_path / "out" / "episodes" / page_name(records[3].episode_id)
+    html = page.read_text(encoding="utf-8")
+    assert "Step records (thoughts, actions, results) are unavailable" in html
+    assert 'id="step-list"' in html and "Twin signature" in html
+
+
+def test_hostile_episode_ids_are_escaped_and_safe(tmp_path: Path) -> None:
+    evil = make_record(episode_id='../../<img src=x onerror="alert(1)">', score=100)
+    path = write_jsonl(tmp_path / "r.jsonl", [evil])
+    loaded = load_results(path)
+    write_report(loaded, summarize(loaded.records), tmp_path / "out")
+    name = page_name(evil.episode_id)
+    assert "/" not in name and "<" not in name
+    assert (tmp_path / "out" / "episodes" / name).is_file()
+    listing = (tmp_path / "out" / "episodes.html").read_text(encoding="utf-8")
+    assert "<img" not in listing and "&lt;img src=x" in listing
+    assert not list(tmp_path.glob("*.html"))  # nothing escaped the output folder
+
+
+def test_report_is_deterministic_and_no_viewer(tmp_path: Path) -> None:
+    records, _ = synthetic_study(seed=9, **SMALL)  # type: ignore[arg-type]
+    path = write_jsonl(tmp_path / "r.jsonl", records)
+    loaded = load_results(path)
+    summary = summarize(loaded.records)
+    write_report(loaded, summary, tmp_path / "a")
+    write_report(loaded, summary, tmp_path / "b", viewer=False)
+    for name in ("index.html", "report.md", "summary.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert not (tmp_path / "b" / "episodes").exists()
+    assert "episodes/" not in (tmp_path / "b" / "episodes.html").read_text(encoding="utf-8")
+
+
+def test_table_renderings() -> None:
+    t = Table("demo", "Demo | table", ["Name", "Value"], [["a|b", "1.0"], ["c", None]])
+    rows = list(csv.reader(io.StringIO(render_csv(t))))
+    assert rows == [["Name", "Value"], ["a|b", "1.0"], ["c", ""]]
+    md = render_markdown(t)
+    assert "| a\\|b | 1.0 |" in md and "| c | – |" in md and "| :--- | ---: |" in md
+    text = render_text(t).splitlines()
+    assert text[1].startswith("Name") and text[-1].endswith("–")
+    with pytest.raises(ValueError):
+        Table("bad", "Bad", ["A"], [["1", "2"]])
+
+
+def test_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    records, steps = synthetic_study(seed=3, **SMALL)  # type: ignore[arg-type]
+    db = write_db(tmp_path / "r.db", records, steps)
+    code, out, err = run_cli(["report", str(db), "--out", str(tmp_path / "rep")], capsys)
+    assert code == 0 and err == ""
+    assert "episode pages" in out and (tmp_path / "rep" / "index.html").is_file()
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    code, _, err = run_cli(["report", str(db), "--out", str(blocker)], capsys)
+    assert code == 2 and "not a directory" in err
