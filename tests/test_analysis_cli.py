@@ -9,29 +9,26 @@ from pathlib import Path
 import pytest
 
 from mirrorcraft import cli
-from mirrorcraft.commands import analyze_cmd, report_cmd
+from mirrorcraft.commands import COMMANDS, analyze_cmd, report_cmd
 from tests.test_analysis_helpers import make_record, synthetic_study, write_db, write_jsonl
 
 
 def run_cli(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """Run the real ``mirrorcraft`` entry point with analyze and report registered."""
-    commands = list(cli.COMMANDS)
-    for module in (analyze_cmd, report_cmd):
-        if module not in commands:
-            commands.append(module)
-    original = cli.COMMANDS
-    cli.COMMANDS = commands  # type: ignore[misc]
+    missing = [m for m in (analyze_cmd, report_cmd) if m not in COMMANDS]
+    COMMANDS.extend(missing)  # the list the CLI builds its parser from
     try:
         code = cli.main(list(argv))
     finally:
-        cli.COMMANDS = original  # type: ignore[misc]
+        for module in missing:
+            COMMANDS.remove(module)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
 
 @pytest.fixture(scope="module")
 def study_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    records, steps = synthetic_study(seed=5)
+    records, steps = synthetic_study(seed=5, worlds=("plains-1", "savanna-2"), reps=1)
     return write_db(tmp_path_factory.mktemp("cli") / "study.db", records, steps)
 
 

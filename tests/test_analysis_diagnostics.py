@@ -13,6 +13,7 @@ from mirrorcraft.analysis.diagnostics import (
     rule_encounters,
     success_step,
 )
+from mirrorcraft.runner.records import EpisodeRecord
 from tests.test_analysis_helpers import make_record
 
 A, B, C = ["mine", "iron_ore"], ["craft_grid", "x"], ["smelt", "raw_iron"]
@@ -117,7 +118,7 @@ def test_success_step_reads_the_final_milestone() -> None:
 
 
 def test_horizon_checkpoints() -> None:
-    def ep(step: int | None, rep: int, budget: int = 200) -> object:
+    def ep(step: int | None, rep: int, budget: int = 200) -> EpisodeRecord:
         ms = {} if step is None else {"story/mine_diamond": step}
         return make_record(task="diamond", milestones=ms, budget=budget, repetition=rep)
 

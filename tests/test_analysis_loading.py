@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,10 +17,11 @@ from mirrorcraft.analysis.loading import (
     load_steps,
     parse_episode,
 )
+from mirrorcraft.runner.records import EpisodeRecord, StepRecord
 from tests.test_analysis_helpers import make_record, synthetic_study, write_db, write_jsonl
 
 
-def _study() -> tuple[list, dict]:  # type: ignore[type-arg]
+def _study() -> tuple[list[EpisodeRecord], dict[str, list[StepRecord]]]:
     return synthetic_study(
         seed=1, models=("m",), agents=("react",), worlds=("plains-1",), suites=("M01",), reps=1
     )
@@ -75,7 +77,7 @@ def test_malformed_jsonl_line_is_named(tmp_path: Path, content: str, message: st
         load_records(path)
 
 
-def _bad(tmp_path: Path, change: dict, drop: str | None = None) -> str:  # type: ignore[type-arg]
+def _bad(tmp_path: Path, change: dict[str, Any], drop: str | None = None) -> str:
     doc = make_record().to_json()
     doc.update(change)
     if drop:

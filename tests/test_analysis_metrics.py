@@ -29,6 +29,7 @@ from mirrorcraft.analysis.stats import (
     binomial_variance,
     stratified_difference_variance,
 )
+from mirrorcraft.runner.records import EpisodeRecord
 from tests.test_analysis_helpers import make_record, synthetic_study
 
 
@@ -57,7 +58,7 @@ def test_labels_and_suite_order() -> None:
     assert sorted(["my-pack", "M10", "M02"], key=suite_order) == ["M02", "M10", "my-pack"]
 
 
-def _two_pairs() -> list:  # type: ignore[type-arg]
+def _two_pairs() -> list[EpisodeRecord]:
     return [
         # pair w1: Vanilla 100, 50 -> Score 75, SR 50; M01 100, 100 -> 100, 100
         make_record(world="w-1", score=100),
@@ -215,7 +216,7 @@ def test_disclosure_split_uses_only_pairs_with_all_three_conditions() -> None:
 
 
 def test_compared_set_rule() -> None:
-    def runs(agent: str, model: str, task: str, wins: int, n: int = 4) -> list:  # type: ignore[type-arg]
+    def runs(agent: str, model: str, task: str, wins: int, n: int = 4) -> list[EpisodeRecord]:
         return [
             make_record(agent=agent, model=model, task=task, score=100 * (i < wins), repetition=i)
             for i in range(n)

@@ -17,10 +17,19 @@ from mirrorcraft.report.build import write_report
 from mirrorcraft.report.render import Table, render_csv, render_markdown, render_text
 from mirrorcraft.report.tables import build_tables
 from mirrorcraft.report.viewer import page_name
+from mirrorcraft.runner.records import EpisodeRecord, StepRecord
 from tests.test_analysis_cli import run_cli
 from tests.test_analysis_helpers import make_record, synthetic_study, write_db, write_jsonl
 
-SMALL = dict(models=("gemini", "deepseek"), agents=("react", "xenon"), worlds=("plains-1",), reps=1)
+
+def small_study(seed: int) -> tuple[list[EpisodeRecord], dict[str, list[StepRecord]]]:
+    return synthetic_study(
+        seed=seed,
+        models=("gemini", "deepseek"),
+        agents=("react", "xenon"),
+        worlds=("plains-1",),
+        reps=1,
+    )
 
 
 class Links(HTMLParser):
@@ -48,7 +57,7 @@ def parse(path: Path) -> Links:
 @pytest.fixture(scope="module")
 def db_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("report")
-    records, steps = synthetic_study(seed=11, **SMALL)  # type: ignore[arg-type]
+    records, steps = small_study(11)
     db = write_db(base / "results.db", records, steps)
     loaded = load_results(db)
     write_report(loaded, summarize(loaded.records), base / "out")
@@ -111,7 +120,7 @@ def test_viewer_page_escapes_and_shows_twin(db_report: Path) -> None:
 
 
 def test_jsonl_viewer_says_steps_are_unavailable(tmp_path: Path) -> None:
-    records, _ = synthetic_study(seed=4, **SMALL)  # type: ignore[arg-type]
+    records, _ = small_study(4)
     path = write_jsonl(tmp_path / "r.jsonl", records)
     loaded = load_results(path)
     write_report(loaded, summarize(loaded.records), tmp_path / "out")
@@ -135,7 +144,7 @@ def test_hostile_episode_ids_are_escaped_and_safe(tmp_path: Path) -> None:
 
 
 def test_report_is_deterministic_and_no_viewer(tmp_path: Path) -> None:
-    records, _ = synthetic_study(seed=9, **SMALL)  # type: ignore[arg-type]
+    records, _ = small_study(9)
     path = write_jsonl(tmp_path / "r.jsonl", records)
     loaded = load_results(path)
     summary = summarize(loaded.records)
@@ -160,7 +169,7 @@ def test_table_renderings() -> None:
 
 
 def test_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    records, steps = synthetic_study(seed=3, **SMALL)  # type: ignore[arg-type]
+    records, steps = small_study(3)
     db = write_db(tmp_path / "r.db", records, steps)
     code, out, err = run_cli(["report", str(db), "--out", str(tmp_path / "rep")], capsys)
     assert code == 0 and err == ""

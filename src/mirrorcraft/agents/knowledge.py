@@ -13,7 +13,7 @@ import random
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ class CraftOption:
     outputs: tuple[tuple[str, int], ...]
     """What crafting it yields (item, count); empty when believed to yield nothing."""
 
-    @property
+    @cached_property
     def inputs(self) -> dict[frozenset[str], int]:
         need: dict[frozenset[str], int] = defaultdict(int)
         for row in self.rows:
@@ -45,6 +45,10 @@ class CraftOption:
                 if cell is not None:
                     need[cell] += 1
         return dict(need)
+
+    @cached_property
+    def yields(self) -> dict[str, int]:
+        return dict(self.outputs)
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,10 @@ class SmeltOption:
     outputs: tuple[tuple[str, int], ...]
     cook_time: int
 
+    @cached_property
+    def yields(self) -> dict[str, int]:
+        return dict(self.outputs)
+
 
 @dataclass(frozen=True)
 class SourceOption:
@@ -61,7 +69,11 @@ class SourceOption:
 
     kind: str  # block | mob
     source: str
-    yields: tuple[tuple[str, float], ...]
+    drops: tuple[tuple[str, float], ...]
+
+    @cached_property
+    def yields(self) -> dict[str, float]:
+        return dict(self.drops)
 
 
 @dataclass(frozen=True)
@@ -148,6 +160,7 @@ class Belief:
     """Block -> tools believed to harvest it ("hand" when no tool is needed)."""
     config: PlannerConfig
     produced_by: dict[str, list[Any]] = field(default_factory=dict)
+    version: int = 0
 
     def __post_init__(self) -> None:
         self.reindex()
@@ -161,10 +174,11 @@ class Belief:
             for item, _n in s.outputs:
                 index[item].append(s)
         for src in [*self.blocks.values(), *self.mobs.values()]:
-            for item, y in src.yields:
+            for item, y in src.drops:
                 if y > 0:
                     index[item].append(src)
         self.produced_by = dict(index)
+        self.version += 1
 
     # -- revisions from observed outcomes ---------------------------------------------
     def set_craft(self, key: str, outputs: tuple[tuple[str, int], ...]) -> None:

@@ -11,8 +11,10 @@ Actions that already failed in the same inventory state are not repeated.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +28,16 @@ INF = 1e9
 MAX_DEPTH = 24
 FACILITY_RANGE = 30.0
 FURNACES = ("furnace", "blast_furnace", "smoker")
-FUEL_CHOICES = ("coal", "charcoal", "oak_planks", "spruce_planks", "birch_planks", "jungle_planks", "acacia_planks", "oak_log")
+FUEL_CHOICES = (
+    "coal",
+    "charcoal",
+    "oak_planks",
+    "spruce_planks",
+    "birch_planks",
+    "jungle_planks",
+    "acacia_planks",
+    "oak_log",
+)
 
 
 @dataclass
@@ -35,6 +46,12 @@ class PlanStep:
     thought: str
     expects: tuple[str, Any] | None = None
     """What the planner predicts: ("craft", option key) or ("smelt", (input, station))."""
+
+
+_RELEVANCE: dict[
+    int, tuple[tuple[int, tuple[str, ...]], list[str], dict[str, list[tuple[str, Any]]]]
+] = {}
+"""Per belief object: the relevant items and dependents for its current version and goal."""
 
 
 class Blocked(Exception):
@@ -100,7 +117,12 @@ class Planner:
         self.unit: dict[str, float] = {}
         vinv = dict(self.inv)
         kind, items = goal
-        self._unit_costs(self._relevant(items))
+        self.fuel_ticks = sum(
+            self.b.rules.fuels.get(i, 0) * c
+            for i, c in self.inv.items()
+            if i not in self.b.rules.game.tools
+        )
+        self._unit_costs(*self._relevant(items))
         try:
             if kind == "enchant":
                 step = self._enchant(vinv)
@@ -132,39 +154,77 @@ class Planner:
         return PlanStep(pick, "take the crafting table along before moving on")
 
     # -- cost estimates ---------------------------------------------------------------
-    def _relevant(self, goal_items: tuple[str, ...]) -> list[str]:
-        """Items that can matter for the goal: producers' inputs, tools, stations and fuel, transitively."""
-        todo = list(goal_items) + ["enchanting_table", "lapis_lazuli", *self.b.config.enchant_candidates]
+    def _relevant(
+        self, goal_items: tuple[str, ...]
+    ) -> tuple[list[str], dict[str, list[tuple[str, Any]]]]:
+        """Items that can matter for the goal, and for each item the (user, method) pairs using it."""
+        key = (self.b.version, goal_items)
+        cached = _RELEVANCE.get(id(self.b))
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        todo = [
+            *list(goal_items),
+            "enchanting_table",
+            "lapis_lazuli",
+            *self.b.config.enchant_candidates,
+        ]
         todo += [f for f in FUEL_CHOICES if f in self.b.rules.game.items]
         seen: set[str] = set()
+        uses: dict[str, list[tuple[str, Any]]] = defaultdict(list)
         while todo:
             item = todo.pop()
             if item in seen:
                 continue
             seen.add(item)
             for m in self.b.produced_by.get(item, ()):
+                deps: set[str] = set()
                 if isinstance(m, CraftOption):
-                    todo.append(m.station)
+                    deps.add(m.station)
                     for cell in m.inputs:
-                        todo.extend(cell)
+                        deps.update(cell)
                 elif isinstance(m, SmeltOption):
-                    todo += [m.input, m.station]
+                    deps.update((m.input, m.station, *FUEL_CHOICES))
                 elif m.kind == "block":
-                    todo.extend(t for t in self.b.harvest.get(m.source, ()) if t != "hand")
-        return sorted(i for i in seen if i != "inventory")
+                    deps.update(t for t in self.b.harvest.get(m.source, ()) if t != "hand")
+                for d in sorted(deps):
+                    uses[d].append((item, m))
+                todo.extend(sorted(deps))
+        relevant = sorted(i for i in seen if i != "inventory")
+        result = (relevant, dict(uses))
+        _RELEVANCE[id(self.b)] = (key, *result)
+        return result
 
-    def _unit_costs(self, relevant: list[str]) -> None:
-        """Marginal cost of one more unit of each relevant item, by fixpoint iteration."""
+    def _unit_costs(self, relevant: list[str], uses: dict[str, list[tuple[str, Any]]]) -> None:
+        """Marginal cost of one more unit of each relevant item.
+
+        Knuth's generalisation of Dijkstra's algorithm: every method costs at least as
+        much as each of its inputs, so items are finalised cheapest first, and only the
+        methods that use a newly finalised item are re-evaluated.
+        """
         self.unit = dict.fromkeys(relevant, INF)
-        for _ in range(40):
-            changed = False
-            for item in relevant:
-                best = min((self._method_cost(m, item, 1) for m in self.b.produced_by.get(item, ())), default=INF)
-                if best < self.unit[item] - 1e-9:
-                    self.unit[item] = best
-                    changed = True
-            if not changed:
-                break
+        heap: list[tuple[float, str]] = []
+        for item in relevant:
+            best = min(
+                (self._method_cost(m, item, 1) for m in self.b.produced_by.get(item, ())),
+                default=INF,
+            )
+            if best < INF:
+                self.unit[item] = best
+                heap.append((best, item))
+        heapq.heapify(heap)
+        final: set[str] = set()
+        while heap:
+            c, item = heapq.heappop(heap)
+            if item in final or c > self.unit[item]:
+                continue
+            final.add(item)
+            for user, method in uses.get(item, ()):
+                if user in final or user not in self.unit:
+                    continue
+                value = self._method_cost(method, user, 1)
+                if value < self.unit[user] - 1e-9:
+                    self.unit[user] = value
+                    heapq.heappush(heap, (value, user))
 
     def cost(self, item: str, n: int) -> float:
         """Estimated actions to get ``n`` more of ``item`` beyond what is owned."""
@@ -184,7 +244,7 @@ class Planner:
 
     def _method_cost(self, m: Any, item: str, n: int) -> float:
         if isinstance(m, CraftOption):
-            q = dict(m.outputs).get(item, 0)
+            q = m.yields.get(item, 0)
             if q <= 0:
                 return INF
             k = math.ceil(n / q)
@@ -195,14 +255,14 @@ class Planner:
                     return INF
             return total
         if isinstance(m, SmeltOption):
-            q = dict(m.outputs).get(item, 0)
+            q = m.yields.get(item, 0)
             if q <= 0:
                 return INF
             units = math.ceil(n / q)
             total = units / 6 + self.station_cost(m.station) + self.fuel_cost(units, m.input)
             return total + self.cost(m.input, units)
         if isinstance(m, SourceOption):
-            y = dict(m.yields).get(item, 0.0)
+            y = m.yields.get(item, 0.0)
             if y <= 0:
                 return INF
             total = math.ceil(n / y) / 4 + self.explore_cost(m.source, m.kind)
@@ -233,8 +293,7 @@ class Planner:
         return 1.5 if source in self.mem.seen else 4.0
 
     def _owned_fuel_ticks(self, exclude: str) -> int:
-        fuels = self.b.rules.fuels
-        return sum(fuels.get(i, 0) * c for i, c in self.inv.items() if i != exclude and i not in self.b.rules.game.tools)
+        return self.fuel_ticks - self.b.rules.fuels.get(exclude, 0) * self.inv.get(exclude, 0)
 
     def fuel_cost(self, units: int, exclude: str) -> float:
         need = units * 200
@@ -285,7 +344,7 @@ class Planner:
         if isinstance(m, SmeltOption):
             return self._smelt(m, item, n, vinv, depth, stack)
         assert isinstance(m, SourceOption)
-        y = dict(m.yields).get(item, 1.0)
+        y = m.yields.get(item, 1.0)
         count = max(1, math.ceil(n / y))
         if m.kind == "mob":
             if m.source not in self.entities:
@@ -344,7 +403,7 @@ class Planner:
         depth: int,
         stack: frozenset[str],
     ) -> PlanStep | None:
-        q = dict(m.outputs)[item]
+        q = m.yields[item]
         k = math.ceil(n / q)
         for cell, qty in sorted(m.inputs.items(), key=lambda kv: sorted(kv[0])):
             need = qty * k
@@ -401,7 +460,7 @@ class Planner:
         depth: int,
         stack: frozenset[str],
     ) -> PlanStep | None:
-        q = dict(m.outputs)[item]
+        q = m.yields[item]
         units = math.ceil(n / q)
         sub = self.expand(m.input, units, vinv, depth + 1, stack)
         if sub is not None:

@@ -146,7 +146,7 @@ class AdaptivePlannerAgent(PlannerAgent):
                 drops = dict(last.details.get("drops", {}))
                 yields = {k: v / len(blocks) for k, v in drops.items()}
                 src = self.belief.blocks.get(blocks[0])
-                if src is None or _differs(dict(src.yields), yields):
+                if src is None or _differs(dict(src.drops), yields):
                     self.belief.set_source("block", blocks[0], yields)
         elif last.skill == "attack" and last.ok:
             killed = int(last.details.get("killed", 0))
@@ -154,8 +154,8 @@ class AdaptivePlannerAgent(PlannerAgent):
             if killed:
                 yields = {k: v / killed for k, v in produced.items()}
                 src = self.belief.mobs.get(target)
-                if src is None or _differs(dict(src.yields), yields, tolerance=1.5):
-                    merged = dict(src.yields) if src else {}
+                if src is None or _differs(dict(src.drops), yields, tolerance=1.5):
+                    merged = dict(src.drops) if src else {}
                     merged.update({k: v for k, v in yields.items() if k not in merged})
                     self.belief.set_source("mob", target, merged)
 

@@ -17,6 +17,7 @@ from mirrorcraft.analysis.diagnostics import (
 from mirrorcraft.analysis.loading import (
     LoadedResults,
     RecordsError,
+    StepReader,
     load_records,
     load_results,
     load_steps,
@@ -74,6 +75,7 @@ __all__ = [
     "PairKey",
     "RecordsError",
     "Split",
+    "StepReader",
     "Stratum",
     "agresti_coull_variance",
     "binomial_variance",

@@ -49,23 +49,39 @@ Check = Callable[[Any], bool]
 
 
 def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    return type(v) is int  # JSON integers; excludes booleans
 
 
 def _is_num(v: Any) -> bool:
-    return (_is_int(v) or isinstance(v, float)) and math.isfinite(v)
+    return (type(v) is int or type(v) is float) and math.isfinite(v)
 
 
 def _is_str(v: Any) -> bool:
-    return isinstance(v, str)
+    return type(v) is str
 
 
-def _list_of(check: Check) -> Check:
-    return lambda v: isinstance(v, list) and all(check(x) for x in v)
+def _ints(v: Any) -> bool:
+    return type(v) is list and all(type(x) is int for x in v)
+
+
+def _strs(v: Any) -> bool:
+    return type(v) is list and all(type(x) is str for x in v)
+
+
+def _str_lists(v: Any) -> bool:
+    return type(v) is list and all(_strs(x) for x in v)
+
+
+def _nums(v: Any) -> bool:
+    return type(v) is list and all(_is_num(x) for x in v)
+
+
+def _dicts(v: Any) -> bool:
+    return type(v) is list and all(type(x) is dict for x in v)
 
 
 def _dict_of(check: Check) -> Check:
-    return lambda v: isinstance(v, dict) and all(_is_str(k) and check(x) for k, x in v.items())
+    return lambda v: type(v) is dict and all(type(k) is str and check(x) for k, x in v.items())
 
 
 _ANY: Check = lambda v: True  # noqa: E731
@@ -83,9 +99,9 @@ _EPISODE_CHECKS: dict[str, tuple[Check, str]] = {
     **{name: (_is_int, "an integer") for name in _INT_FIELDS},
     "success": (lambda v: isinstance(v, bool), "true or false"),
     "milestones": (_dict_of(_is_int), "an object of advancement: action index"),
-    "score_trace": (_list_of(_is_int), "a list of integers"),
-    "signatures": (_list_of(_list_of(_is_str)), "a list of string lists"),
-    "encounters": (_list_of(lambda v: isinstance(v, dict)), "a list of objects"),
+    "score_trace": (_ints, "a list of integers"),
+    "signatures": (_str_lists, "a list of string lists"),
+    "encounters": (_dicts, "a list of objects"),
     "cost_usd": (lambda v: v is None or _is_num(v), "a number or null"),
     "wall_seconds": (_is_num, "a number"),
     "template_hashes": (_dict_of(_is_str), "an object of strings"),
@@ -95,7 +111,7 @@ _ENCOUNTER_CHECKS: dict[str, tuple[Check, str]] = {
     "step": (_is_int, "an integer"),
     "rule": (_is_str, "a string"),
     "kind": (_is_str, "a string"),
-    "signature": (_list_of(_is_str), "a list of strings"),
+    "signature": (_strs, "a list of strings"),
     "vanilla": (_ANY, ""),
     "actual": (_ANY, ""),
 }
@@ -107,15 +123,18 @@ _STEP_CHECKS: dict[str, tuple[Check, str]] = {
     "thought": (_is_str, "a string"),
     "result": (lambda v: isinstance(v, dict), "an object"),
     "inventory": (_dict_of(_is_int), "an object of item: count"),
-    "position": (_list_of(_is_num), "a list of numbers"),
+    "position": (_nums, "a list of numbers"),
     "score": (_is_int, "an integer"),
-    "new_milestones": (_list_of(_is_str), "a list of strings"),
-    "encounter_rules": (_list_of(_is_str), "a list of strings"),
+    "new_milestones": (_strs, "a list of strings"),
+    "encounter_rules": (_strs, "a list of strings"),
 }
 
 
 def _required(cls: type) -> list[str]:
     return [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING]
+
+
+_EPISODE_REQUIRED = _required(EpisodeRecord)
 
 
 def _check_fields(
@@ -137,7 +156,7 @@ def _check_fields(
 
 def parse_episode(doc: Any) -> EpisodeRecord:
     """Validate one episode JSON object and build the record (``ValueError`` says why not)."""
-    _check_fields(doc, _EPISODE_CHECKS, _required(EpisodeRecord))
+    _check_fields(doc, _EPISODE_CHECKS, _EPISODE_REQUIRED)
     for i, enc in enumerate(doc.get("encounters", []), 1):
         try:
             _check_fields(enc, _ENCOUNTER_CHECKS, _ENCOUNTER_REQUIRED)

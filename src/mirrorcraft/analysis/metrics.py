@@ -8,9 +8,13 @@ a missing cell can never be mistaken for a measured zero.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
+
+import yaml
 
 from mirrorcraft.runner.records import EpisodeRecord
 
@@ -33,6 +37,7 @@ PAPER_AGENTS = (
 )
 PAPER_TASKS = ("iron_armor", "diamond", "enchantment")
 PAPER_BIOMES = ("plains", "taiga", "snowy_plains", "jungle", "savanna")
+_SUITE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def is_success(record: EpisodeRecord) -> bool:
@@ -116,11 +121,17 @@ def distinct(values: Iterable[str], key: object = None) -> list[str]:
 
 @lru_cache(maxsize=64)
 def suite_title(suite: str) -> str:
-    """The packaged suite's name (e.g. "Quantity scarcity"), or "" for other rule sets."""
-    from mirrorcraft.datapack.suites import ManifestError, find_suite
+    """The packaged suite's name (e.g. "Quantity scarcity"), or "" for other rule sets.
 
-    try:
-        manifest = find_suite(suite)
-    except (ManifestError, OSError, ValueError):
+    Read straight from the suite manifest so that naming a row never depends on
+    the rules engine loading.
+    """
+    if not _SUITE_ID.fullmatch(suite):
         return ""
-    return manifest.name if manifest is not None else ""
+    try:
+        path = resources.files("mirrorcraft").joinpath("data", "suites", f"{suite}.yaml")
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return ""
+    name = doc.get("name") if isinstance(doc, dict) else None
+    return name if isinstance(name, str) else ""

@@ -55,7 +55,7 @@ class Blocked:
     too_far: bool = False
 
 
-def plan_approach(
+def _line_approach(
     state: WorldState,
     start: Pos,
     target: Pos,
@@ -63,12 +63,6 @@ def plan_approach(
     can_clear: Callable[[str], bool],
     max_digs: int,
 ) -> Approach | Blocked:
-    """Walk the straight line toward ``target`` until within ``reach`` of it.
-
-    The body is two blocks tall: for every cell it steps into, that cell and the
-    one above must be free or clearable. Passable blocks (air, water, plants) need
-    no digging. The target itself is never dug here.
-    """
     reach2 = reach * reach
     if dist2(start, target) <= reach2:
         return Approach(start, ())
@@ -95,6 +89,51 @@ def plan_approach(
         if dist2(cell, target) <= reach2:
             break
     return Approach(stand, tuple(digs))
+
+
+def plan_approach(
+    state: WorldState,
+    start: Pos,
+    target: Pos,
+    reach: float,
+    can_clear: Callable[[str], bool],
+    max_digs: int,
+) -> Approach | Blocked:
+    """A way to get within ``reach`` of ``target``, digging only what owned tools can clear.
+
+    First the straight line (the body is two blocks tall: every cell it steps into and
+    the one above must be free or clearable; air, water and plants need no digging).
+    If that is blocked, the way over the surface: climb straight up to the open sky
+    if underground, walk over the terrain to the target's column, and dig down to it.
+    The target itself is never dug here.
+    """
+    direct = _line_approach(state, start, target, reach, can_clear, max_digs)
+    if isinstance(direct, Approach):
+        return direct
+    up: list[Pos] = []
+    x, y, z = start
+    top = state.surface_y(x, z)
+    passable = state.passable_ids
+    for cy in range(y + 1, top + 2):
+        c = (x, cy, z)
+        if state.in_bounds(c) and state.block_id(c) not in passable:
+            if not can_clear(state.block(c)):
+                return direct
+            up.append(c)
+    tx, _ty, tz = target
+    above = (tx, state.surface_y(tx, tz) + 1, tz)
+    if not state.in_bounds(above):
+        return direct
+    if above == target:  # the target stands on the surface: walk up next to it
+        for dx, dz in ((1, 0), (0, 1), (-1, 0), (0, -1)):
+            nx, nz = tx + dx, tz + dz
+            if 0 <= nx < state.size and 0 <= nz < state.size:
+                return Approach((nx, state.surface_y(nx, nz) + 1, nz), tuple(up))
+        return direct
+    down = _line_approach(state, above, target, reach, can_clear, max_digs - len(up))
+    if isinstance(down, Blocked):
+        return direct
+    return Approach(down.stand, (*up, *down.digs))
 
 
 def settle(state: WorldState, pos: Pos) -> Pos:

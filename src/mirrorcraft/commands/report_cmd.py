@@ -34,7 +34,12 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory")
     loaded, summary = load(args)
-    from mirrorcraft.report.build import write_report
+    try:
+        from mirrorcraft.report.build import write_report
+    except ImportError as exc:  # matplotlib is a runtime dependency; say so if it is missing
+        raise UserError(
+            f"the report needs {exc.name or 'matplotlib'}: pip install matplotlib"
+        ) from None
 
     try:
         files = write_report(loaded, summary, out, viewer=not args.no_viewer)

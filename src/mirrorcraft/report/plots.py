@@ -23,7 +23,7 @@ def data_uri(png: bytes) -> str:
 
 def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
     return buf.getvalue()
 
 
@@ -48,20 +48,24 @@ def rie_by_suite_series(summary: Summary) -> tuple[str, dict[str, list[dict[str,
     return caption, per_model
 
 
-def _dodge(ax: Axes, groups: list[str], series: dict[str, dict[str, tuple[float, float]]]) -> None:
+def _dodge(
+    ax: Axes,
+    groups: list[str],
+    series: dict[str, dict[str, tuple[float, float]]],
+    colors: dict[str, str] | None = None,
+) -> None:
     """Points with error bars, one colour per series, side by side within each group."""
     k = max(len(series), 1)
     width = 0.8 / k
-    for i, (name, values) in enumerate(series.items()):
+    colors = colors or {name: _COLORS[i % len(_COLORS)] for i, name in enumerate(series)}
+    for i, (name, values) in enumerate(series.items()):  # i places the series in the group
         xs, ys, errs = [], [], []
         for g, group in enumerate(groups):
             if group in values:
                 xs.append(g - 0.4 + width * (i + 0.5))
                 ys.append(values[group][0])
                 errs.append(values[group][1])
-        ax.errorbar(
-            xs, ys, yerr=errs, fmt="o", capsize=3, label=name, color=_COLORS[i % len(_COLORS)]
-        )
+        ax.errorbar(xs, ys, yerr=errs, fmt="o", capsize=3, label=name, color=colors[name])
     ax.axhline(0.0, color="#888888", linewidth=0.8)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups)
@@ -71,6 +75,8 @@ def rie_by_suite_png(summary: Summary) -> bytes | None:
     _caption, per_model = rie_by_suite_series(summary)
     if not per_model:
         return None
+    agents = list(dict.fromkeys(r["agent"] for rows in per_model.values() for r in rows))
+    colors = {a: _COLORS[i % len(_COLORS)] for i, a in enumerate(agents)}
     fig = Figure(figsize=(5.2 * len(per_model), 3.8))
     axes = fig.subplots(1, len(per_model), squeeze=False)[0]
     for ax, (model, rows) in zip(axes, sorted(per_model.items()), strict=True):
@@ -79,7 +85,7 @@ def rie_by_suite_png(summary: Summary) -> bytes | None:
         for r in rows:
             half = r["rie_sr_ci"]["half_width"] if r["rie_sr_ci"] else 0.0
             series.setdefault(r["agent"], {})[r["suite"]] = (r["rie_sr"], half)
-        _dodge(ax, suites, series)
+        _dodge(ax, suites, series, colors)
         ax.set_title(model)
         ax.set_ylabel("RIE_SR (percentage points)")
         ax.legend(fontsize="small")
@@ -91,7 +97,7 @@ def horizon_png(summary: Summary) -> bytes | None:
     h = summary["horizon"]
     if not h["checkpoints"] or not h["rows"]:
         return None
-    fig = Figure(figsize=(6.4, 3.8))
+    fig = Figure(figsize=(9.0, 4.0))
     ax = fig.subplots()
     xs = h["checkpoints"]
     for i, r in enumerate(h["rows"]):
@@ -111,7 +117,7 @@ def horizon_png(summary: Summary) -> bytes | None:
     ax.set_xlabel("actions")
     ax.set_ylabel("cumulative SR (%)")
     ax.set_xticks(xs)
-    ax.legend(fontsize="x-small")
+    ax.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
     return _png(fig)
 

@@ -13,8 +13,8 @@ from typing import Any
 from mirrorcraft import __version__
 from mirrorcraft.agents.base import Agent, EpisodeContext, Usage
 from mirrorcraft.backends.sim import SimEpisode
+from mirrorcraft.body.actions import Action, parse_action
 from mirrorcraft.body.body import action_signature
-from mirrorcraft.body.actions import parse_action, Action
 from mirrorcraft.evaluator.tasks import Task
 from mirrorcraft.rules.ruleset import RuleSet
 from mirrorcraft.runner.records import EncounterRecord, EpisodeRecord, StepRecord

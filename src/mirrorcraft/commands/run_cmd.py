@@ -1,0 +1,144 @@
+"""``mirrorcraft run [SPEC]``: run an experiment, resumably, and print the headline table."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from mirrorcraft import __version__
+from mirrorcraft.agents.registry import known_agents, needs_model
+from mirrorcraft.backends.rulesets import resolve_rules
+from mirrorcraft.commands.common import UserError
+from mirrorcraft.rules.errors import RulesError
+from mirrorcraft.runner.executor import InfrastructureFault, Progress, plan_jobs, run_local, run_ray
+from mirrorcraft.runner.spec import ExperimentSpec, ModelSpec, SpecError, expand, load_spec
+from mirrorcraft.runner.store import ResultStore, StoreError
+from mirrorcraft.runner.summary import headline
+from mirrorcraft.world.registry import world_table
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("run", help="run an experiment (default: the small reference experiment)")
+    p.add_argument(
+        "spec", nargs="?", default=None, help="experiment spec YAML (default: the packaged default)"
+    )
+    p.add_argument("--out", default=None, help="results folder (default: runs/<experiment name>)")
+    p.add_argument(
+        "--workers", type=int, default=max(os.cpu_count() or 1, 1), help="worker processes"
+    )
+    p.add_argument("--executor", choices=["local", "ray"], default="local")
+    p.add_argument("--address", default=None, help="Ray cluster address (with --executor ray)")
+    p.add_argument("--limit", type=int, default=None, help="run at most this many pending episodes")
+    p.add_argument(
+        "--agent", action="append", default=None, help="run these agents instead of the spec's"
+    )
+    p.add_argument(
+        "--model", default=None, help="model name for LLM agents (replaces the spec's models)"
+    )
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for --model")
+    p.add_argument(
+        "--api-key-env", default=None, help="environment variable holding the API key for --model"
+    )
+    p.add_argument("--no-report", action="store_true", help="skip writing the HTML report")
+    p.set_defaults(handler=run)
+
+
+def default_spec_path() -> Path:
+    return Path(str(resources.files("mirrorcraft") / "data" / "experiments" / "default.yaml"))
+
+
+def _spec(args: argparse.Namespace) -> ExperimentSpec:
+    path = Path(args.spec) if args.spec else default_spec_path()
+    try:
+        spec = load_spec(path)
+    except SpecError as exc:
+        raise UserError(str(exc)) from None
+    changes: dict[str, Any] = {}
+    if args.agent:
+        changes["agents"] = tuple(args.agent)
+    if args.model:
+        changes["models"] = (
+            ModelSpec(name=args.model, base_url=args.base_url, api_key_env=args.api_key_env),
+        )
+    return spec.model_copy(update=changes) if changes else spec
+
+
+def _validate(spec: ExperimentSpec) -> None:
+    worlds = world_table()
+    for w in spec.worlds:
+        if w not in worlds:
+            raise UserError(f"unknown world {w!r} (known: {', '.join(worlds)})")
+    for a in spec.agents:
+        if a not in known_agents():
+            raise UserError(f"unknown agent {a!r} (available now: {', '.join(known_agents())})")
+        if needs_model(a) and all(m.name == "none" for m in spec.models):
+            raise UserError(f"agent {a!r} needs a model: add models to the spec or pass --model")
+    for r in spec.rules:
+        try:
+            resolve_rules(r)
+        except RulesError as exc:
+            raise UserError(str(exc)) from None
+        except Exception as exc:  # manifests: a clear message, never a traceback
+            raise UserError(f"rule set {r!r}: {exc}") from None
+    if spec.backend != "sim":
+        raise UserError("the mineflayer backend is not available in this build; use backend: sim")
+
+
+def run(args: argparse.Namespace) -> int:
+    spec = _spec(args)
+    _validate(spec)
+    out = Path(args.out) if args.out else Path("runs") / spec.name
+    conditions = expand(spec)
+    try:
+        store = ResultStore(out / "results.sqlite")
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+    with store:
+        store.set_meta("spec", spec.model_dump(mode="json"))
+        store.set_meta("spec_hash", spec.hash)
+        store.set_meta("software_version", __version__)
+        finished = store.finished_ids()
+        jobs = plan_jobs(spec, conditions, finished)
+        if args.limit is not None:
+            jobs = jobs[: max(args.limit, 0)]
+        print(
+            f"experiment {spec.name}: {len(conditions)} episodes, {len(finished & {c.episode_id for c in conditions})} "
+            f"already done, running {len(jobs)} with {args.workers} worker(s); results in {out}/results.sqlite",
+            file=sys.stderr,
+        )
+        progress = Progress(len(jobs))
+        try:
+            if args.executor == "ray":
+                run_ray(jobs, store, args.address, progress)
+            else:
+                run_local(jobs, store, args.workers, progress)
+        except InfrastructureFault as exc:
+            raise UserError(str(exc)) from None
+        progress.show(force=True)
+        wanted = {c.episode_id for c in conditions}
+        records = [r for r in store.records() if r.episode_id in wanted]
+        print(headline(records))
+        missing = len(wanted) - len(records)
+        if missing:
+            print(
+                f"{missing} episode(s) not finished (faults or --limit); rerun the same command to complete them"
+            )
+        report = _report(out, args.no_report)
+        if report:
+            print(f"report: {report}")
+    return 0 if not missing else 1
+
+
+def _report(out: Path, skip: bool) -> str | None:
+    if skip:
+        return None
+    try:
+        from mirrorcraft.report.html import write_report  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    path: str = write_report(out / "results.sqlite", out / "report")
+    return path

@@ -1,0 +1,231 @@
+"""Running an experiment's episodes: a local process pool (default) or Ray, resumable.
+
+The parent process is the only writer of the results database: workers return
+finished episodes, the parent writes each one atomically. Killing a run loses at
+most the episodes in flight; rerunning the same command completes the rest.
+Infrastructure faults (a crashed backend, an unreachable model endpoint) are
+recorded and the episode is retried under the same id; deaths, exhausted budgets
+and agent errors are outcomes and stay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from mirrorcraft.agents.registry import make_agent
+from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
+from mirrorcraft.datapack.suites import compiled, find_suite
+from mirrorcraft.evaluator.tasks import get_task
+from mirrorcraft.runner.episode import EpisodeSpec, run_episode
+from mirrorcraft.runner.records import EpisodeRecord, StepRecord
+from mirrorcraft.runner.spec import EpisodeCondition, ExperimentSpec
+from mirrorcraft.runner.store import ResultStore
+from mirrorcraft.world.registry import load_world
+
+MAX_ATTEMPTS = 3
+
+
+class InfrastructureFault(Exception):
+    """Something outside the evaluation failed (backend, network); the episode is rerun."""
+
+
+@dataclass(frozen=True)
+class Job:
+    condition: EpisodeCondition
+    experiment: str
+    spec_hash: str
+    model_config: dict[str, Any]
+
+
+def rule_sheet_for(rules: str) -> str | None:
+    manifest = find_suite(rules)
+    return compiled(manifest).render_sheet() if manifest is not None else None
+
+
+def run_job(job: Job) -> tuple[str, Any]:
+    """Run one episode in this process: ("ok", (record, steps)) or ("fault", message)."""
+    c = job.condition
+    try:
+        loaded = load_world(c.world)
+        active = resolve_rules(c.rules)
+        vanilla = vanilla_rules()
+        agent = make_agent(
+            c.agent, active=active, vanilla=vanilla, model=c.model, **job.model_config
+        )
+        task = get_task(c.task).with_budget(c.budget)
+        sheet = rule_sheet_for(c.rules) if c.disclosure == "disclosed" else None
+        spec = EpisodeSpec(
+            c.episode_id,
+            job.experiment,
+            c.world,
+            c.rules,
+            task,
+            c.agent,
+            c.model,
+            c.disclosure,
+            c.repetition,
+            c.seed,
+            job.spec_hash,
+        )
+        record, steps = asyncio.run(
+            run_episode(spec, agent, loaded, active, vanilla, rule_sheet=sheet)
+        )
+        return ("ok", (record, steps))
+    except InfrastructureFault as exc:
+        return ("fault", f"infrastructure: {exc}")
+    except Exception as exc:  # a bug in the simulator or harness: record it, rerun later
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return ("fault", f"internal error: {detail}")
+
+
+class Progress:
+    def __init__(self, total: int, stream: Any = sys.stderr):
+        self.total, self.done, self.failed, self.running = total, 0, 0, 0
+        self.start = time.monotonic()
+        self.stream = stream
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self._last = 0.0
+
+    def show(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last < (0.2 if self.tty else 5.0):
+            return
+        self._last = now
+        elapsed = now - self.start
+        rate = self.done / elapsed if elapsed > 0 and self.done else 0.0
+        left = (self.total - self.done) / rate if rate else float("nan")
+        eta = "--" if left != left else f"{int(left // 60)}m{int(left % 60):02d}s"
+        line = f"episodes {self.done}/{self.total} done, {self.running} running, {self.failed} faults, ETA {eta}"
+        if self.tty:
+            self.stream.write("\r" + line.ljust(78))
+            if force:
+                self.stream.write("\n")
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def run_local(
+    jobs: list[Job],
+    store: ResultStore,
+    workers: int,
+    progress: Progress,
+    on_record: Callable[[EpisodeRecord], None] | None = None,
+) -> None:
+    attempts = {j.condition.episode_id: store.fault_count(j.condition.episode_id) for j in jobs}
+    pending = [j for j in jobs if attempts[j.condition.episode_id] < MAX_ATTEMPTS]
+    if workers <= 1:
+        for job in pending:
+            progress.running = 1
+            _handle(job, run_job(job), store, progress, attempts, pending, on_record)
+            progress.show()
+        progress.running = 0
+        return
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context(method)
+    ) as pool:
+        queue = list(pending)
+        running: dict[Future[tuple[str, Any]], Job] = {}
+        while queue or running:
+            while queue and len(running) < workers * 2:
+                job = queue.pop(0)
+                running[pool.submit(run_job, job)] = job
+            progress.running = min(len(running), workers)
+            progress.show()
+            done, _ = wait(list(running), timeout=1.0, return_when=FIRST_COMPLETED)
+            for fut in done:
+                job = running.pop(fut)
+                try:
+                    outcome = fut.result()
+                except Exception as exc:  # the worker process died
+                    outcome = ("fault", f"worker crashed: {exc}")
+                _handle(job, outcome, store, progress, attempts, queue, on_record)
+    progress.running = 0
+
+
+def _handle(
+    job: Job,
+    outcome: tuple[str, Any],
+    store: ResultStore,
+    progress: Progress,
+    attempts: dict[str, int],
+    queue: list[Job],
+    on_record: Callable[[EpisodeRecord], None] | None,
+) -> None:
+    eid = job.condition.episode_id
+    kind, payload = outcome
+    if kind == "ok":
+        record, steps = payload
+        store.write_episode(record, steps)
+        progress.done += 1
+        if on_record is not None:
+            on_record(record)
+        return
+    store.write_fault(eid, "infrastructure", str(payload), asdict(job.condition))
+    attempts[eid] += 1
+    progress.failed += 1
+    if attempts[eid] < MAX_ATTEMPTS:
+        queue.append(job)
+    else:
+        progress.done += 1
+
+
+def run_ray(jobs: list[Job], store: ResultStore, address: str | None, progress: Progress) -> None:
+    try:
+        import ray  # type: ignore[import-not-found]
+    except ImportError:
+        raise InfrastructureFault(
+            "the Ray executor needs the optional extra: pip install 'mirrorcraft[ray]'"
+        ) from None
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+    remote = ray.remote(run_job)
+    attempts = {j.condition.episode_id: store.fault_count(j.condition.episode_id) for j in jobs}
+    queue = [j for j in jobs if attempts[j.condition.episode_id] < MAX_ATTEMPTS]
+    refs: dict[Any, Job] = {}
+    while queue or refs:
+        while queue and len(refs) < 256:
+            job = queue.pop(0)
+            refs[remote.remote(job)] = job
+        ready, _ = ray.wait(list(refs), num_returns=1, timeout=1.0)
+        for ref in ready:
+            job = refs.pop(ref)
+            try:
+                outcome = ray.get(ref)
+            except Exception as exc:
+                outcome = ("fault", f"ray task failed: {exc}")
+            _handle(job, outcome, store, progress, attempts, queue, None)
+        progress.running = len(refs)
+        progress.show()
+
+
+def plan_jobs(
+    spec: ExperimentSpec, conditions: list[EpisodeCondition], finished: set[str]
+) -> list[Job]:
+    models = {m.name: {k: v for k, v in m.model_dump().items() if k != "name"} for m in spec.models}
+    return [
+        Job(c, spec.name, spec.hash, models.get(c.model, {}))
+        for c in conditions
+        if c.episode_id not in finished
+    ]
+
+
+__all__ = [
+    "InfrastructureFault",
+    "Job",
+    "Progress",
+    "StepRecord",
+    "plan_jobs",
+    "run_local",
+    "run_ray",
+]

@@ -1,0 +1,170 @@
+"""Experiment specs (YAML, validated, unknown keys rejected) and their expansion into episodes.
+
+An episode's id is derived from its condition (world, rules, task, agent, model,
+disclosure, budget) and repetition, so reruns and resumes address the same
+episode. Its seed is derived from the condition *without* the rules, so a
+Vanilla episode and its Mirror twins share world, task, agent, model, budget and
+seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mirrorcraft.evaluator.tasks import get_task, task_table
+
+
+class SpecError(Exception):
+    """An experiment spec is unreadable or invalid; the message names the file and field."""
+
+
+class ModelSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    base_url: str | None = None
+    api_key_env: str | None = Field(
+        None, description="name of the environment variable holding the key"
+    )
+
+
+class ExperimentSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1] = 1
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    description: str = ""
+    backend: Literal["sim", "mineflayer"] = "sim"
+    worlds: tuple[str, ...] = Field(min_length=1)
+    rules: tuple[str, ...] = Field(
+        min_length=1, description="vanilla, suite ids or datapack/manifest paths"
+    )
+    tasks: tuple[str, ...] = Field(min_length=1)
+    agents: tuple[str, ...] = Field(min_length=1)
+    models: tuple[ModelSpec, ...] = (ModelSpec(name="none"),)
+    disclosure: tuple[Literal["hidden", "disclosed"], ...] = ("hidden",)
+    disclosed_agents: tuple[str, ...] = ("react",)
+    """Agents that are also run with the rule sheet when ``disclosed`` is listed (Mirror only)."""
+    repetitions: int = Field(1, ge=1, le=1000)
+    budgets: dict[str, int] = {}
+    """Per-task budget overrides, e.g. {"diamond": 200} for a horizon study."""
+    budget: int | None = Field(None, ge=1, le=100_000, description="one budget for every task")
+    seed: int = 0
+    checkpoints: tuple[int, ...] = ()
+    """Action counts at which horizon analyses read cumulative success."""
+
+    @field_validator("tasks")
+    @classmethod
+    def _tasks_known(cls, tasks: tuple[str, ...]) -> tuple[str, ...]:
+        known = task_table()
+        for t in tasks:
+            if t not in known:
+                raise ValueError(f"unknown task {t!r} (known: {', '.join(known)})")
+        return tasks
+
+    def budget_for(self, task: str) -> int:
+        if task in self.budgets:
+            return self.budgets[task]
+        if self.budget is not None:
+            return self.budget
+        return get_task(task).budget
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class EpisodeCondition:
+    world: str
+    rules: str
+    task: str
+    agent: str
+    model: str
+    disclosure: str
+    budget: int
+    repetition: int
+    seed: int
+
+    @property
+    def episode_id(self) -> str:
+        key = json.dumps(
+            [
+                self.world,
+                self.rules,
+                self.task,
+                self.agent,
+                self.model,
+                self.disclosure,
+                self.budget,
+                self.repetition,
+                self.seed,
+            ]
+        )
+        return hashlib.sha256(key.encode()).hexdigest()[:20]
+
+
+def episode_seed(
+    base: int, world: str, task: str, agent: str, model: str, budget: int, repetition: int
+) -> int:
+    key = json.dumps([base, world, task, agent, model, budget, repetition])
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big")
+
+
+def expand(spec: ExperimentSpec) -> list[EpisodeCondition]:
+    """Every episode of the experiment, in a fixed order (pairs adjacent)."""
+    out = []
+    for world in spec.worlds:
+        for task in spec.tasks:
+            budget = spec.budget_for(task)
+            for agent in spec.agents:
+                for model in spec.models:
+                    for rep in range(spec.repetitions):
+                        seed = episode_seed(spec.seed, world, task, agent, model.name, budget, rep)
+                        for rules in spec.rules:
+                            for disclosure in spec.disclosure:
+                                if disclosure == "disclosed" and (
+                                    rules == "vanilla" or agent not in spec.disclosed_agents
+                                ):
+                                    continue
+                                out.append(
+                                    EpisodeCondition(
+                                        world,
+                                        rules,
+                                        task,
+                                        agent,
+                                        model.name,
+                                        disclosure,
+                                        budget,
+                                        rep,
+                                        seed,
+                                    )
+                                )
+    return out
+
+
+def load_spec(path: Path) -> ExperimentSpec:
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise SpecError(f"{path}: not valid YAML ({exc})") from None
+    return parse_spec(raw, str(path))
+
+
+def parse_spec(raw: object, source: str) -> ExperimentSpec:
+    if not isinstance(raw, dict):
+        raise SpecError(f"{source}: an experiment spec must be a mapping")
+    try:
+        return ExperimentSpec.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise SpecError(f"{source}: field {where!r}: {first['msg']}") from None

@@ -1,0 +1,149 @@
+"""The results database: SQLite in WAL mode, one row per episode, steps alongside.
+
+An episode and its steps are written in one transaction, so a killed run never
+leaves half an episode. Rows are keyed by episode id; rerunning an episode
+replaces its row (used for infrastructure faults, which are rerun).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from mirrorcraft.runner.records import EpisodeRecord, StepRecord
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS episodes (episode_id TEXT PRIMARY KEY, status TEXT NOT NULL, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS steps (
+    episode_id TEXT NOT NULL, step INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (episode_id, step)
+);
+CREATE TABLE IF NOT EXISTS faults (
+    episode_id TEXT NOT NULL, attempt INTEGER NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL,
+    PRIMARY KEY (episode_id, attempt)
+);
+"""
+
+OK = "ok"
+INFRA_FAULT = "infra_fault"
+
+
+class StoreError(Exception):
+    pass
+
+
+class ResultStore:
+    def __init__(self, path: Path):
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA busy_timeout=30000")
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{path}: not a usable results database ({exc})") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing --------------------------------------------------------------------
+    def set_meta(self, key: str, value: Any) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value, sort_keys=True))
+        )
+
+    def write_episode(self, record: EpisodeRecord, steps: Sequence[StepRecord]) -> None:
+        """Write an evaluated episode and its trace atomically (replacing an earlier attempt)."""
+        with self._transaction():
+            self.db.execute("DELETE FROM steps WHERE episode_id = ?", (record.episode_id,))
+            self.db.execute(
+                "INSERT OR REPLACE INTO episodes VALUES (?, ?, ?)",
+                (record.episode_id, OK, json.dumps(record.to_json(), sort_keys=True)),
+            )
+            self.db.executemany(
+                "INSERT INTO steps VALUES (?, ?, ?)",
+                [(s.episode_id, s.step, json.dumps(s.to_json(), sort_keys=True)) for s in steps],
+            )
+
+    def write_fault(
+        self, episode_id: str, kind: str, message: str, condition: dict[str, Any]
+    ) -> None:
+        """Record an infrastructure fault; the episode stays pending and is rerun."""
+        with self._transaction():
+            (attempt,) = self.db.execute(
+                "SELECT COUNT(*) FROM faults WHERE episode_id = ?", (episode_id,)
+            ).fetchone()
+            self.db.execute(
+                "INSERT INTO faults VALUES (?, ?, ?, ?)",
+                (episode_id, attempt + 1, kind, message[:2000]),
+            )
+            exists = self.db.execute(
+                "SELECT status FROM episodes WHERE episode_id = ?", (episode_id,)
+            ).fetchone()
+            if exists is None or exists[0] != OK:
+                self.db.execute(
+                    "INSERT OR REPLACE INTO episodes VALUES (?, ?, ?)",
+                    (
+                        episode_id,
+                        INFRA_FAULT,
+                        json.dumps({"condition": condition, "fault": kind}, sort_keys=True),
+                    ),
+                )
+
+    def _transaction(self) -> _Tx:
+        return _Tx(self.db)
+
+    # -- reading ----------------------------------------------------------------------
+    def finished_ids(self) -> set[str]:
+        return {
+            row[0]
+            for row in self.db.execute("SELECT episode_id FROM episodes WHERE status = ?", (OK,))
+        }
+
+    def fault_count(self, episode_id: str) -> int:
+        (n,) = self.db.execute(
+            "SELECT COUNT(*) FROM faults WHERE episode_id = ?", (episode_id,)
+        ).fetchone()
+        return int(n)
+
+    def records(self) -> Iterator[EpisodeRecord]:
+        for (text,) in self.db.execute(
+            "SELECT record FROM episodes WHERE status = ? ORDER BY episode_id", (OK,)
+        ):
+            yield EpisodeRecord.from_json(json.loads(text))
+
+    def steps(self, episode_id: str) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT record FROM steps WHERE episode_id = ? ORDER BY step", (episode_id,)
+        )
+        return [json.loads(text) for (text,) in rows]
+
+    def counts(self) -> dict[str, int]:
+        return {
+            status: n
+            for status, n in self.db.execute(
+                "SELECT status, COUNT(*) FROM episodes GROUP BY status"
+            )
+        }
+
+
+class _Tx:
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
