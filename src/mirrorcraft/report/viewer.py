@@ -144,14 +144,18 @@ def _trace_svg(v: EpisodeView) -> str:
 def _encounters(r: EpisodeRecord) -> str:
     if not r.encounters:
         return '<p class="note">No action had an outcome different from vanilla.</p>'
-    first = {(e.step, e.rule) for e in rule_encounters(r)}
-    rows = "".join(
-        f'<tr class="{"enc" if (e.step, e.rule) in first else ""}"><td class="n">{e.step}</td>'
-        f'<td class="l">{_e(e.rule)}</td><td class="l">{_e(e.kind)}</td>'
-        f'<td class="code">{_e(_compact(e.vanilla))}</td><td class="code">{_e(_compact(e.actual))}</td>'
-        f'<td class="l">{"first" if (e.step, e.rule) in first else ""}</td></tr>'
-        for e in sorted(r.encounters, key=lambda e: e.step)
-    )
+    seen: set[str] = set()
+    rows = ""
+    for e in sorted(r.encounters, key=lambda e: e.step):
+        first = e.rule not in seen
+        seen.add(e.rule)
+        rows += (
+            f'<tr class="{"enc" if first else ""}"><td class="n">{e.step}</td>'
+            f'<td class="l">{_e(e.rule)}</td><td class="l">{_e(e.kind)}</td>'
+            f'<td class="code">{_e(_compact(e.vanilla))}</td>'
+            f'<td class="code">{_e(_compact(e.actual))}</td>'
+            f'<td class="l">{"first" if first else ""}</td></tr>'
+        )
     head = (
         "<tr><th>Action</th><th>Rule</th><th>Kind</th><th>Vanilla outcome</th>"
         "<th>Actual outcome</th><th>Encounter</th></tr>"
@@ -200,12 +204,27 @@ def _action(action: Any) -> str:
     return _compact(action)
 
 
-def _result(result: dict[str, Any]) -> str:
-    ok = result.get("ok")
-    head = "ok" if ok else f"failed: {result.get('reason') or '?'}"
+def _result(result: dict[str, Any], rules: Sequence[str] = ()) -> str:
+    """The result's outcome and message; its other fields folded away (HTML, escaped)."""
+    head = "ok" if result.get("ok") else f"failed: {result.get('reason') or '?'}"
+    text = _e(head + (f" — {result['message']}" if result.get("message") else ""))
     rest = {k: v for k, v in result.items() if k not in ("ok", "reason", "message")}
-    text = head + (f" — {result['message']}" if result.get("message") else "")
-    return text + (f" {_compact(rest, 300)}" if rest else "")
+    if rest:
+        text += (
+            f'<details><summary>details</summary><span class="code">'
+            f"{_e(_compact(rest, 3000))}</span></details>"
+        )
+    if rules:
+        text += f'<div class="flag">changed rule: {_e(", ".join(rules))}</div>'
+    return text
+
+
+def _marks(r: EpisodeRecord) -> dict[int, list[str]]:
+    """Action index -> rules first encountered there."""
+    out: dict[int, list[str]] = {}
+    for e in rule_encounters(r):
+        out.setdefault(e.step, []).append(e.rule)
+    return out
 
 
 def _steps(v: EpisodeView) -> str:
@@ -213,7 +232,7 @@ def _steps(v: EpisodeView) -> str:
     if v.steps is None:
         return _signature_steps(v)
     twin = {s.step: s for s in v.twin_steps or []}
-    marks = {e.step: e.rule for e in rule_encounters(r)}
+    marks = _marks(r)
     head = "<tr><th>#</th><th>Score</th><th>Thought</th><th>Action</th><th>Result</th><th>Inventory change</th>"
     head += "<th>Twin action</th><th>Twin result</th></tr>" if v.twin_steps is not None else "</tr>"
     rows: list[str] = []
@@ -222,15 +241,14 @@ def _steps(v: EpisodeView) -> str:
     mine = {s.step: s for s in v.steps}
     for i in range(1, n + 1):
         s, t = mine.get(i), twin.get(i)
-        flag = ""
-        if i in marks:
-            flag = f' <span class="flag" title="rule encounter">⚑ {_e(marks[i])}</span>'
+        rules = marks.get(i, [])
+        flag = f' <span class="flag" title="{_e(", ".join(rules))}">⚑</span>' if rules else ""
         cells = f'<td class="n">{i}{flag}</td>'
         if s is not None:
             ms = "".join(f' <span class="ms">★ {_e(m)}</span>' for m in s.new_milestones)
             cells += (
-                f'<td class="n">{s.score}{ms}</td><td class="thought">{_e(s.thought)}</td>'
-                f'<td class="code">{_e(_action(s.action))}</td><td class="l">{_e(_result(s.result))}</td>'
+                f'<td class="l">{s.score}{ms}</td><td class="thought">{_e(s.thought)}</td>'
+                f'<td class="code">{_e(_action(s.action))}</td><td class="res">{_result(s.result, rules)}</td>'
                 f'<td class="l">{_e(_delta(before, s.inventory))}</td>'
             )
             before = s.inventory
@@ -238,7 +256,7 @@ def _steps(v: EpisodeView) -> str:
             cells += '<td colspan="5" class="muted">–</td>'
         if v.twin_steps is not None:
             cells += (
-                f'<td class="code">{_e(_action(t.action))}</td><td class="l">{_e(_result(t.result))}</td>'
+                f'<td class="code">{_e(_action(t.action))}</td><td class="res">{_result(t.result)}</td>'
                 if t is not None
                 else '<td colspan="2" class="muted">–</td>'
             )
@@ -251,7 +269,7 @@ def _steps(v: EpisodeView) -> str:
 
 def _signature_steps(v: EpisodeView) -> str:
     r, t = v.record, v.twin
-    marks = {e.step: e.rule for e in rule_encounters(r)}
+    marks = {step: ", ".join(rules) for step, rules in _marks(r).items()}
     n = max(len(r.signatures), len(r.score_trace), len(t.signatures) if t else 0)
     head = "<tr><th>#</th><th>Score</th><th>Signature</th><th>Encounter</th>"
     head += "<th>Twin score</th><th>Twin signature</th></tr>" if t else "</tr>"
