@@ -16,6 +16,23 @@ class UnknownRuleSetError(RulesError):
     pass
 
 
+def broken_routes(rules: RuleSet, tasks: tuple[str, ...]) -> list[str]:
+    """Tasks without a route under these rules, in any packaged world ("task in world")."""
+    import numpy as np
+
+    from mirrorcraft.datapack.routes import analyse, task_route
+    from mirrorcraft.evaluator.tasks import get_task
+    from mirrorcraft.world.registry import load_world, world_ids
+
+    out = []
+    for world in world_ids():
+        w = load_world(world).world
+        blocks = {w.palette.names[i] for i in np.unique(w.grid).tolist()}
+        reach = analyse(rules, blocks, {m.type for m in w.mobs})
+        out += [f"{t} in {world}" for t in tasks if not task_route(rules, reach, get_task(t).final.advancement)[0]]
+    return out
+
+
 def vanilla_rules() -> RuleSet:
     return vanilla_ruleset()
 
@@ -32,7 +49,11 @@ def resolve_rules(name: str) -> RuleSet:
     if path.exists():
         if path.suffix in (".yaml", ".yml") or path.name.endswith(".manifest.json"):
             manifest = load_manifest_file(path)
-            return RuleSet.load([suite_pack(manifest)], name=manifest.id)
+            rules = RuleSet.load([suite_pack(manifest)], name=manifest.id)
+            broken = broken_routes(rules, manifest.selected_tasks)
+            if broken:
+                raise UnknownRuleSetError(f"suite {manifest.id} breaks a task route: {broken[0]}")
+            return rules
         return RuleSet.load([path], name=path.stem)
     raise UnknownRuleSetError(
         f"unknown rule set {name!r}: not 'vanilla', a suite id (M01-M06) or an existing path"

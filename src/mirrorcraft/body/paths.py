@@ -91,6 +91,41 @@ def _line_approach(
     return Approach(stand, tuple(digs))
 
 
+def _surface_approach(
+    state: WorldState,
+    start: Pos,
+    target: Pos,
+    reach: float,
+    can_clear: Callable[[str], bool],
+    max_digs: int,
+) -> Approach | Blocked | None:
+    """Climb to the open sky if underground, walk over the terrain, then dig down to the target."""
+    up: list[Pos] = []
+    x, y, z = start
+    top = state.surface_y(x, z)
+    passable = state.passable_ids
+    for cy in range(y + 1, top + 2):
+        c = (x, cy, z)
+        if state.in_bounds(c) and state.block_id(c) not in passable:
+            if not can_clear(state.block(c)):
+                return Blocked(c, state.block(c))
+            up.append(c)
+    tx, _ty, tz = target
+    above = (tx, state.surface_y(tx, tz) + 1, tz)
+    if not state.in_bounds(above):
+        return None
+    if above == target:  # the target stands on the surface: walk up next to it
+        for dx, dz in ((1, 0), (0, 1), (-1, 0), (0, -1)):
+            nx, nz = tx + dx, tz + dz
+            if 0 <= nx < state.size and 0 <= nz < state.size:
+                return Approach((nx, state.surface_y(nx, nz) + 1, nz), tuple(up))
+        return None
+    down = _line_approach(state, above, target, reach, can_clear, max_digs - len(up))
+    if isinstance(down, Blocked):
+        return down
+    return Approach(down.stand, (*up, *down.digs))
+
+
 def plan_approach(
     state: WorldState,
     start: Pos,
@@ -101,39 +136,20 @@ def plan_approach(
 ) -> Approach | Blocked:
     """A way to get within ``reach`` of ``target``, digging only what owned tools can clear.
 
-    First the straight line (the body is two blocks tall: every cell it steps into and
-    the one above must be free or clearable; air, water and plants need no digging).
-    If that is blocked, the way over the surface: climb straight up to the open sky
-    if underground, walk over the terrain to the target's column, and dig down to it.
-    The target itself is never dug here.
+    Two candidates, as a path-finder would weigh them: the straight line (the body is
+    two blocks tall: every cell it steps into and the one above must be free or
+    clearable; air, water and plants need no digging), and the way over the surface
+    (climb to the open sky if underground, walk over the terrain to the target's
+    column, dig down to it). The one that digs fewer blocks wins, the straight line
+    on ties. The target itself is never dug here.
     """
     direct = _line_approach(state, start, target, reach, can_clear, max_digs)
-    if isinstance(direct, Approach):
+    if isinstance(direct, Approach) and not direct.digs:
         return direct
-    up: list[Pos] = []
-    x, y, z = start
-    top = state.surface_y(x, z)
-    passable = state.passable_ids
-    for cy in range(y + 1, top + 2):
-        c = (x, cy, z)
-        if state.in_bounds(c) and state.block_id(c) not in passable:
-            if not can_clear(state.block(c)):
-                return direct
-            up.append(c)
-    tx, _ty, tz = target
-    above = (tx, state.surface_y(tx, tz) + 1, tz)
-    if not state.in_bounds(above):
-        return direct
-    if above == target:  # the target stands on the surface: walk up next to it
-        for dx, dz in ((1, 0), (0, 1), (-1, 0), (0, -1)):
-            nx, nz = tx + dx, tz + dz
-            if 0 <= nx < state.size and 0 <= nz < state.size:
-                return Approach((nx, state.surface_y(nx, nz) + 1, nz), tuple(up))
-        return direct
-    down = _line_approach(state, above, target, reach, can_clear, max_digs - len(up))
-    if isinstance(down, Blocked):
-        return direct
-    return Approach(down.stand, (*up, *down.digs))
+    around = _surface_approach(state, start, target, reach, can_clear, max_digs)
+    if isinstance(around, Approach) and (isinstance(direct, Blocked) or len(around.digs) < len(direct.digs)):
+        return around
+    return direct
 
 
 def settle(state: WorldState, pos: Pos) -> Pos:

@@ -1,5 +1,13 @@
 """Subcommands of the ``mirrorcraft`` CLI, in the order ``--help`` lists them."""
 
-from mirrorcraft.commands import play_cmd, rules_cmd, run_cmd
+from mirrorcraft.commands import (
+    analyze_cmd,
+    controls_cmd,
+    play_cmd,
+    report_cmd,
+    rules_cmd,
+    run_cmd,
+    suites_cmd,
+)
 
-COMMANDS = [run_cmd, play_cmd, rules_cmd]
+COMMANDS = [run_cmd, analyze_cmd, report_cmd, play_cmd, suites_cmd, controls_cmd, rules_cmd]

@@ -1,0 +1,100 @@
+"""Hidden-rule integrity: nothing the agent interface returns may reveal the rules.
+
+Runs episodes in every rule set and scans everything an agent can receive (the
+episode context, every observation in JSON and text form, action results, the
+skill listing) for suite ids and names, twin ids, datapack and resource paths,
+rule-set fingerprints, the rule-sheet sentences, and recipe or loot-table content.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from dataclasses import dataclass
+
+from mirrorcraft.agents.base import EpisodeContext
+from mirrorcraft.agents.reference import AdaptivePlannerAgent
+from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
+from mirrorcraft.backends.sim import SimEpisode
+from mirrorcraft.body.actions import skill_listing
+from mirrorcraft.datapack.suites import compiled, list_suites
+from mirrorcraft.evaluator.tasks import get_task
+from mirrorcraft.world.registry import load_world
+
+GENERIC_PATTERNS = [
+    r"minecraft:",          # resource locations (agent-facing ids are bare)
+    r"mirrorcraft:",        # the suites' own namespace
+    r"loot_tables?",        # datapack folder names
+    r"\brecipes/",
+    r"pack\.mcmeta",
+    r"datapack",
+    r"\bsuite\b",
+    r"@M0\d",               # twin ids such as plains-1@M04
+    r"\bM0[1-6]\b",
+    r"\bmirror\b",
+    r"\bvanilla\b",
+]
+
+
+@dataclass(frozen=True)
+class Leak:
+    rules: str
+    task: str
+    where: str
+    token: str
+    excerpt: str
+
+
+def forbidden_tokens() -> list[str]:
+    tokens = []
+    for m in list_suites():
+        tokens += [m.name]
+        tokens += [line[:40] for line in compiled(m).sheet]
+    tokens += [resolve_rules(m.id).fingerprint for m in list_suites()] + [vanilla_rules().fingerprint]
+    return tokens
+
+
+def scan_text(text: str, tokens: list[str]) -> list[tuple[str, str]]:
+    found = []
+    lower = text.lower()
+    for pattern in GENERIC_PATTERNS:
+        m = re.search(pattern, text, flags=re.IGNORECASE)
+        if m:
+            found.append((pattern, text[max(m.start() - 30, 0) : m.end() + 30]))
+    for token in tokens:
+        i = lower.find(token.lower())
+        if i >= 0:
+            found.append((token, text[max(i - 30, 0) : i + len(token) + 30]))
+    return found
+
+
+def scan_episode(world: str, rules_name: str, task_id: str, seed: int = 3) -> list[Leak]:
+    loaded = load_world(world)
+    rules = resolve_rules(rules_name)
+    task = get_task(task_id)
+    tokens = forbidden_tokens()
+    leaks: list[Leak] = []
+
+    def check(where: str, text: str) -> None:
+        for token, excerpt in scan_text(text, tokens):
+            leaks.append(Leak(rules_name, task_id, where, token, excerpt))
+
+    ctx = EpisodeContext(task.id, task.title, task.budget, seed)
+    check("context", json.dumps(ctx.__dict__))
+    check("skills", skill_listing())
+    episode = SimEpisode(loaded, rules, vanilla_rules(), task, seed=seed)
+    agent = AdaptivePlannerAgent(vanilla_rules())
+    agent.start(ctx)
+    obs = episode.observe()
+    while not episode.done:
+        check(f"observation {obs.step}", json.dumps(obs.to_json(), sort_keys=True))
+        check(f"observation text {obs.step}", obs.render_text())
+        decision = asyncio.run(agent.act(obs))
+        if decision is None:
+            break
+        out = episode.step(decision.action)
+        check(f"result {out.observation.step}", json.dumps(out.result.to_json(), sort_keys=True))
+        obs = out.observation
+    check(f"observation {obs.step}", json.dumps(obs.to_json(), sort_keys=True))
+    return leaks
