@@ -189,3 +189,13 @@ def test_mismatched_episode_id_and_bad_step(tmp_path: Path) -> None:
     jsonl = write_jsonl(tmp_path / "r.jsonl", [record])
     with pytest.raises(RecordsError, match="only stored in a results database"):
         load_steps(jsonl, record.episode_id)
+
+
+def test_every_record_field_has_a_check() -> None:
+    """The loader must know every field the runner writes (a new field needs a check here)."""
+    from dataclasses import fields
+
+    from mirrorcraft.analysis.loading import _EPISODE_CHECKS
+    from mirrorcraft.runner.records import EpisodeRecord
+
+    assert {f.name for f in fields(EpisodeRecord)} <= set(_EPISODE_CHECKS)

@@ -29,7 +29,11 @@ def broken_routes(rules: RuleSet, tasks: tuple[str, ...]) -> list[str]:
         w = load_world(world).world
         blocks = {w.palette.names[i] for i in np.unique(w.grid).tolist()}
         reach = analyse(rules, blocks, {m.type for m in w.mobs})
-        out += [f"{t} in {world}" for t in tasks if not task_route(rules, reach, get_task(t).final.advancement)[0]]
+        out += [
+            f"{t} in {world}"
+            for t in tasks
+            if not task_route(rules, reach, get_task(t).final.advancement)[0]
+        ]
     return out
 
 

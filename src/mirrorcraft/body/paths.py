@@ -63,9 +63,8 @@ def _line_approach(
     can_clear: Callable[[str], bool],
     max_digs: int,
 ) -> Approach | Blocked:
+    """Walk the straight line until within reach; the rest of the line must be clear to see."""
     reach2 = reach * reach
-    if dist2(start, target) <= reach2:
-        return Approach(start, ())
     passable = state.passable_ids
     digs: list[Pos] = []
     seen: set[Pos] = set()
@@ -73,7 +72,8 @@ def _line_approach(
     for cell in line_cells(start, target)[1:]:
         if cell == target:
             break
-        for c in (cell, (cell[0], cell[1] + 1, cell[2])):
+        walking = dist2(stand, target) > reach2
+        for c in (cell, (cell[0], cell[1] + 1, cell[2])) if walking else (cell,):
             if c == target or c in seen or not state.in_bounds(c):
                 continue
             seen.add(c)
@@ -85,9 +85,8 @@ def _line_approach(
             digs.append(c)
             if len(digs) > max_digs:
                 return Blocked(c, name, too_far=True)
-        stand = cell
-        if dist2(cell, target) <= reach2:
-            break
+        if walking:
+            stand = cell
     return Approach(stand, tuple(digs))
 
 
@@ -147,7 +146,9 @@ def plan_approach(
     if isinstance(direct, Approach) and not direct.digs:
         return direct
     around = _surface_approach(state, start, target, reach, can_clear, max_digs)
-    if isinstance(around, Approach) and (isinstance(direct, Blocked) or len(around.digs) < len(direct.digs)):
+    if isinstance(around, Approach) and (
+        isinstance(direct, Blocked) or len(around.digs) < len(direct.digs)
+    ):
         return around
     return direct
 

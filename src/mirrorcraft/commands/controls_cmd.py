@@ -16,12 +16,18 @@ from mirrorcraft.world.registry import world_table
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("controls", help="check routes, the oracle, twin equality, observability and integrity")
+    p = sub.add_parser(
+        "controls", help="check routes, the oracle, twin equality, observability and integrity"
+    )
     p.add_argument("--world", action="append", default=None, help="worlds (default: all ten)")
-    p.add_argument("--rules", action="append", default=None, help="rule sets (default: vanilla and M01-M06)")
+    p.add_argument(
+        "--rules", action="append", default=None, help="rule sets (default: vanilla and M01-M06)"
+    )
     p.add_argument("--task", action="append", default=None, help="tasks (default: all three)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument("--skip-integrity", action="store_true", help="skip the hidden-rule integrity scan")
+    p.add_argument(
+        "--skip-integrity", action="store_true", help="skip the hidden-rule integrity scan"
+    )
     p.set_defaults(handler=run)
 
 
@@ -36,9 +42,11 @@ def run(args: argparse.Namespace) -> int:
         if t not in task_table():
             raise UserError(f"unknown task {t!r}")
     report = run_controls(worlds, rules, tasks)
-    leaks = [] if args.skip_integrity else [
-        leak for r in rules for t in tasks for leak in scan_episode(worlds[0], r, t)
-    ]
+    leaks = (
+        []
+        if args.skip_integrity
+        else [leak for r in rules for t in tasks for leak in scan_episode(worlds[0], r, t)]
+    )
     if args.json:
         print(json.dumps(_as_json(report, leaks), indent=2, sort_keys=True))
     else:
@@ -51,7 +59,9 @@ def _as_json(report: ControlReport, leaks: list[Any]) -> dict[str, Any]:
         "passed": report.passed and not leaks,
         "rows": [dict(r.__dict__, passed=r.passed) for r in report.rows],
         "observability": [dict(o.__dict__, passed=o.passed) for o in report.observability],
-        "changes_on_no_route": [{"suite": s, "change": i, "sheet": text} for s, i, text in report.off_route],
+        "changes_on_no_route": [
+            {"suite": s, "change": i, "sheet": text} for s, i, text in report.off_route
+        ],
         "integrity_leaks": [leak.__dict__ for leak in leaks],
     }
 
@@ -68,7 +78,9 @@ def _as_text(report: ControlReport, leaks: list[Any], skipped: bool) -> str:
         )
     obs_ok = sum(o.passed for o in report.observability)
     lines.append("")
-    lines.append(f"observable changes: {obs_ok}/{len(report.observability)} triggers differ from vanilla and are logged")
+    lines.append(
+        f"observable changes: {obs_ok}/{len(report.observability)} triggers differ from vanilla and are logged"
+    )
     for o in report.observability:
         if not o.passed:
             lines.append(f"  FAIL {o.world} {o.rules} change {o.change} ({o.trigger}): {o.detail}")
@@ -81,7 +93,12 @@ def _as_text(report: ControlReport, leaks: list[Any], skipped: bool) -> str:
         lines.append("integrity scan: skipped")
     else:
         lines.append(f"integrity scan: {'no leaks' if not leaks else f'{len(leaks)} LEAKS'}")
-        lines += [f"  {leak.rules} {leak.task} {leak.where}: {leak.token!r} in {leak.excerpt!r}" for leak in leaks[:20]]
+        lines += [
+            f"  {leak.rules} {leak.task} {leak.where}: {leak.token!r} in {leak.excerpt!r}"
+            for leak in leaks[:20]
+        ]
     passed = report.passed and not leaks
-    lines.append(f"controls {'PASSED' if passed else 'FAILED'}: {sum(r.passed for r in report.rows)}/{len(report.rows)} rows")
+    lines.append(
+        f"controls {'PASSED' if passed else 'FAILED'}: {sum(r.passed for r in report.rows)}/{len(report.rows)} rows"
+    )
     return "\n".join(lines)

@@ -13,8 +13,9 @@ from mirrorcraft import __version__
 from mirrorcraft.agents.registry import known_agents, needs_model
 from mirrorcraft.backends.rulesets import resolve_rules
 from mirrorcraft.commands.common import UserError
+from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.rules.errors import RulesError
-from mirrorcraft.runner.executor import InfrastructureFault, Progress, plan_jobs, run_local, run_ray
+from mirrorcraft.runner.executor import Progress, plan_jobs, run_local, run_ray
 from mirrorcraft.runner.spec import ExperimentSpec, ModelSpec, SpecError, expand, load_spec
 from mirrorcraft.runner.store import ResultStore, StoreError
 from mirrorcraft.runner.summary import headline

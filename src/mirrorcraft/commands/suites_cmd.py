@@ -25,7 +25,9 @@ def add_parser(sub: Any) -> None:
     show = s.add_parser("show", help="a suite's rule sheet (the disclosed-condition text)")
     show.add_argument("suite", help="suite id or manifest path")
     build = s.add_parser("build", help="compile suites to datapack zips")
-    build.add_argument("suites", nargs="*", help="suite ids or manifest paths (default: all packaged)")
+    build.add_argument(
+        "suites", nargs="*", help="suite ids or manifest paths (default: all packaged)"
+    )
     build.add_argument("--out", required=True, help="folder for the zips and rule sheets")
     check = s.add_parser("check", help="validate a manifest or datapack and check every task route")
     check.add_argument("path", help="a suite id, a manifest (.yaml/.json) or a datapack folder/zip")
@@ -63,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
         for ref in args.suites or [m.id for m in list_suites()]:
             suite = _compile(_manifest(ref))
             (out / f"{suite.manifest.id}.zip").write_bytes(suite.zip_bytes())
-            (out / f"{suite.manifest.id}.sheet.txt").write_text(suite.render_sheet() + "\n", encoding="utf-8")
+            (out / f"{suite.manifest.id}.sheet.txt").write_text(
+                suite.render_sheet() + "\n", encoding="utf-8"
+            )
             print(f"wrote {out / (suite.manifest.id + '.zip')} ({len(suite.files)} files)")
         return 0
     return _check(args.path)
@@ -106,5 +110,7 @@ def _check(ref: str) -> int:
             if not ok:
                 failures += 1
                 print(f"  NO ROUTE: {task} in {world}")
-    print(f"routes: {'every task has a route in every world' if not failures else f'{failures} missing'}")
+    print(
+        f"routes: {'every task has a route in every world' if not failures else f'{failures} missing'}"
+    )
     return 0 if not failures else 1

@@ -22,7 +22,15 @@ from mirrorcraft.rules.recipes import CookingRecipe, ShapedRecipe, ShapelessReci
 from mirrorcraft.rules.ruleset import STATION_COOKING, RuleSet
 
 SAMPLES = 32
-FUEL_ORDER = ("coal", "charcoal", "oak_planks", "spruce_planks", "birch_planks", "jungle_planks", "acacia_planks")
+FUEL_ORDER = (
+    "coal",
+    "charcoal",
+    "oak_planks",
+    "spruce_planks",
+    "birch_planks",
+    "jungle_planks",
+    "acacia_planks",
+)
 
 
 @dataclass(frozen=True)
@@ -71,7 +79,7 @@ class Reachability:
         return order
 
 
-def _best_tool(rules: RuleSet, block: str, have: Iterable[str]) -> str | None | bool:
+def _best_tool(rules: RuleSet, block: str, have: Iterable[str]) -> str | bool | None:
     """The tool used on a block (None: the hand); False when no obtainable tool harvests it."""
     if rules.can_harvest(block, None):
         return None
@@ -106,13 +114,23 @@ def analyse(rules: RuleSet, blocks: Iterable[str], mobs: Iterable[str]) -> Reach
     mobs = sorted(set(mobs))
     harvested: dict[str, object] = {}
     crafting = sorted(
-        ((loc, r) for loc, r in rules.recipes.items() if isinstance(r, ShapedRecipe | ShapelessRecipe)), key=lambda x: x[0]
+        (
+            (loc, r)
+            for loc, r in rules.recipes.items()
+            if isinstance(r, ShapedRecipe | ShapelessRecipe)
+        ),
+        key=lambda x: x[0],
     )
-    cooking = sorted(((loc, r) for loc, r in rules.recipes.items() if isinstance(r, CookingRecipe)), key=lambda x: x[0])
+    cooking = sorted(
+        ((loc, r) for loc, r in rules.recipes.items() if isinstance(r, CookingRecipe)),
+        key=lambda x: x[0],
+    )
     for mob in mobs:
         ctx = LootContext(this_entity=EntityState(mob), killer_is_player=True)
         for item in sorted(_sample(rules, f"minecraft:entities/{mob}", ctx)):
-            obtained.setdefault(item, Transition("kill", mob, item, ("loot_tables", f"minecraft:entities/{mob}")))
+            obtained.setdefault(
+                item, Transition("kill", mob, item, ("loot_tables", f"minecraft:entities/{mob}"))
+            )
     changed = True
     while changed:
         changed = False
@@ -123,13 +141,17 @@ def analyse(rules: RuleSet, blocks: Iterable[str], mobs: Iterable[str]) -> Reach
             harvested[block] = tool
             info = rules.game.blocks[block]
             ctx = LootContext(
-                tool=ItemStack(tool) if isinstance(tool, str) else None, block=block,
-                block_properties=info.default_state, this_entity=EntityState("player"),
+                tool=ItemStack(tool) if isinstance(tool, str) else None,
+                block=block,
+                block_properties=info.default_state,
+                this_entity=EntityState("player"),
             )
-            needs = (tool,) if isinstance(tool, str) else ()
+            needs: tuple[str, ...] = (tool,) if isinstance(tool, str) else ()
             for item in sorted(_sample(rules, info.loot_table or "", ctx)):
                 if item not in obtained:
-                    obtained[item] = Transition("mine", block, item, ("loot_tables", info.loot_table or ""), needs)
+                    obtained[item] = Transition(
+                        "mine", block, item, ("loot_tables", info.loot_table or ""), needs
+                    )
                     changed = True
         for loc, r in crafting:
             if r.result in obtained:
@@ -143,7 +165,9 @@ def analyse(rules: RuleSet, blocks: Iterable[str], mobs: Iterable[str]) -> Reach
                 needs = tuple(dict.fromkeys([*picks, *([station] if station else [])]))
                 obtained[r.result] = Transition("craft", loc, r.result, ("recipes", loc), needs)
                 changed = True
-        fuels = [i for i in FUEL_ORDER if i in obtained] or sorted(i for i in obtained if rules.fuel_ticks(i) > 0)
+        fuels = [i for i in FUEL_ORDER if i in obtained] or sorted(
+            i for i in obtained if rules.fuel_ticks(i) > 0
+        )
         fuel = bool(fuels)
         for loc, cr in cooking:
             if cr.result in obtained or not fuel or cr.kind == "campfire_cooking":
@@ -177,7 +201,9 @@ def goal_items(rules: RuleSet, advancement: str) -> tuple[bool, list[str]]:
     return enchant, items
 
 
-def task_route(rules: RuleSet, reach: Reachability, advancement: str) -> tuple[bool, list[Transition]]:
+def task_route(
+    rules: RuleSet, reach: Reachability, advancement: str
+) -> tuple[bool, list[Transition]]:
     """Whether the advancement can be completed, and a witness route to it."""
     enchant, items = goal_items(rules, advancement)
     if enchant:

@@ -99,11 +99,25 @@ def world_resources(loaded: LoadedWorld) -> tuple[set[str], set[str]]:
     return {w.palette.names[i] for i in np.unique(w.grid).tolist()}, {m.type for m in w.mobs}
 
 
-def _oracle(loaded: LoadedWorld, rules: RuleSet, rules_name: str, task: str, seed: int) -> tuple[bool, int, list[Any]]:
+def _oracle(
+    loaded: LoadedWorld, rules: RuleSet, rules_name: str, task: str, seed: int
+) -> tuple[bool, int, list[Any]]:
     t = get_task(task)
-    spec = EpisodeSpec(f"controls-{loaded.world.world_id}-{rules_name}-{task}", "controls", loaded.world.world_id,
-                       rules_name, t, "oracle", "none", "hidden", 0, seed)
-    record, steps = asyncio.run(run_episode(spec, OracleAgent(rules), loaded, rules, vanilla_rules()))
+    spec = EpisodeSpec(
+        f"controls-{loaded.world.world_id}-{rules_name}-{task}",
+        "controls",
+        loaded.world.world_id,
+        rules_name,
+        t,
+        "oracle",
+        "none",
+        "hidden",
+        0,
+        seed,
+    )
+    record, steps = asyncio.run(
+        run_episode(spec, OracleAgent(rules), loaded, rules, vanilla_rules())
+    )
     return record.success, record.actions_used, [s.action for s in steps]
 
 
@@ -117,14 +131,19 @@ NEUTRAL_SCRIPT: tuple[dict[str, Any], ...] = (
     {"skill": "mine", "args": {"block": "sand", "count": 2}},
     {"skill": "ascend", "args": {"height": 1}},
     {"skill": "wait", "args": {"ticks": 20}},
-    {"skill": "craft_grid", "args": {"station": "inventory", "grid": [["sand", "sand"], ["sand", "sand"]]}},
+    {
+        "skill": "craft_grid",
+        "args": {"station": "inventory", "grid": [["sand", "sand"], ["sand", "sand"]]},
+    },
     {"skill": "mine", "args": {"block": "unknown_thing", "count": 1}},
     {"skill": "explore", "args": {"target": "sugar_cane"}},
 )
 """Actions that touch no rule any packaged suite changes (so twins must stay identical)."""
 
 
-def twin_prefix(loaded: LoadedWorld, mirror: RuleSet, task: str, actions: list[Any], seed: int) -> tuple[bool, int]:
+def twin_prefix(
+    loaded: LoadedWorld, mirror: RuleSet, task: str, actions: list[Any], seed: int
+) -> tuple[bool, int]:
     """Replay actions in both twins; compare observations until the Mirror logs an encounter."""
     t = get_task(task)
     van = SimEpisode(loaded, vanilla_rules(), vanilla_rules(), t, seed=seed)
@@ -168,42 +187,71 @@ def _grid_for(rules: RuleSet, location: str) -> list[list[str | None]]:
 def _harvest_tool(rules: RuleSet, block: str) -> str | None:
     if rules.can_harvest(block, None):
         return None
-    return next((t for t in ("diamond_pickaxe", "diamond_axe", "diamond_shovel", "shears") if rules.can_harvest(block, t)), None)
+    return next(
+        (
+            t
+            for t in ("diamond_pickaxe", "diamond_axe", "diamond_shovel", "shears")
+            if rules.can_harvest(block, t)
+        ),
+        None,
+    )
 
 
-def triggers(suite: CompiledSuite, vanilla: RuleSet, limit_targets: int = 3) -> list[tuple[int, str, dict[str, int], list[dict[str, Any]]]]:
+def triggers(
+    suite: CompiledSuite, vanilla: RuleSet, limit_targets: int = 3
+) -> list[tuple[int, str, dict[str, int], list[dict[str, Any]]]]:
     """(change index, description, start inventory, actions) that exercise each change."""
     out: list[tuple[int, str, dict[str, int], list[dict[str, Any]]]] = []
     for i, change in enumerate(suite.manifest.changes):
         if isinstance(change, RecipeOutput):
-            for _cat, loc in [r for r in suite.changed.get(i, ()) if r[0] == "recipes"][:limit_targets]:
+            for _cat, loc in [r for r in suite.changed.get(i, ()) if r[0] == "recipes"][
+                :limit_targets
+            ]:
                 grid = _grid_for(vanilla, loc)
                 inv: dict[str, int] = {"crafting_table": 1}
                 for row in grid:
                     for cell in row:
                         if cell:
                             inv[cell] = inv.get(cell, 0) + 1
-                actions = [{"skill": "place", "args": {"block": "crafting_table"}},
-                           {"skill": "craft_grid", "args": {"station": "crafting_table", "grid": grid}}]
+                actions = [
+                    {"skill": "place", "args": {"block": "crafting_table"}},
+                    {"skill": "craft_grid", "args": {"station": "crafting_table", "grid": grid}},
+                ]
                 out.append((i, f"craft {loc}", inv, actions))
         elif isinstance(change, CookingResult):
             item = normalize_id(change.input)
             for station in change.stations:
-                actions = [{"skill": "place", "args": {"block": station}},
-                           {"skill": "smelt", "args": {"input": item, "station": station, "count": 1}}]
-                out.append((i, f"smelt {item} in {station}", {item: 1, station: 1, "coal": 2}, actions))
+                actions = [
+                    {"skill": "place", "args": {"block": station}},
+                    {"skill": "smelt", "args": {"input": item, "station": station, "count": 1}},
+                ]
+                out.append(
+                    (i, f"smelt {item} in {station}", {item: 1, station: 1, "coal": 2}, actions)
+                )
         elif isinstance(change, BlockDrops):
-            blocks = sorted({loc.split("/", 1)[1] for cat, loc in suite.changed.get(i, ()) if cat == "loot_tables"})
+            blocks = sorted(
+                {
+                    loc.split("/", 1)[1]
+                    for cat, loc in suite.changed.get(i, ())
+                    if cat == "loot_tables"
+                }
+            )
             for block in blocks[:limit_targets]:
                 inv = {block: 1}
                 tool = _harvest_tool(vanilla, block)
                 if tool:
                     inv[tool] = 1
-                actions = [{"skill": "place", "args": {"block": block}}, {"skill": "mine", "args": {"block": block, "count": 1}}]
+                actions = [
+                    {"skill": "place", "args": {"block": block}},
+                    {"skill": "mine", "args": {"block": block, "count": 1}},
+                ]
                 out.append((i, f"mine {block}", inv, actions))
         elif isinstance(change, EntityLoot):
             mob = normalize_id(change.target)
-            actions = [{"skill": "explore", "args": {"target": mob}}, {"skill": "attack", "args": {"target": mob, "count": 1}}]
+            actions = [
+                {"skill": "explore", "args": {"target": mob}},
+                {"skill": "attack", "args": {"target": mob, "count": 1}},
+            ]
             out.append((i, f"attack {mob}", {}, actions))
     return out
 
@@ -227,8 +275,18 @@ def observability(loaded: LoadedWorld, suite_id: str, seed: int = 7) -> list[Obs
         logged = any(e.rule in written for e in encounters)
         observable = (dict(v_res.produced), v_res.reason) != (dict(m_res.produced), m_res.reason)
         detail = f"vanilla {dict(v_res.produced) or v_res.reason}, mirror {dict(m_res.produced) or m_res.reason}"
-        rows.append(ObservabilityRow(loaded.world.world_id, suite_id, index, manifest.changes[index].sheet, desc,
-                                     observable, logged, detail))
+        rows.append(
+            ObservabilityRow(
+                loaded.world.world_id,
+                suite_id,
+                index,
+                manifest.changes[index].sheet,
+                desc,
+                observable,
+                logged,
+                detail,
+            )
+        )
     return rows
 
 
@@ -237,12 +295,18 @@ def _resource_outputs(rules: RuleSet, resource: tuple[str, str]) -> set[str]:
     category, location = resource
     if category == "recipes":
         recipe = rules.recipes.get(location)
-        return {recipe.result} if isinstance(recipe, ShapedRecipe | ShapelessRecipe | CookingRecipe) else set()
+        return (
+            {recipe.result}
+            if isinstance(recipe, ShapedRecipe | ShapelessRecipe | CookingRecipe)
+            else set()
+        )
     table = rules.loot_tables.get(location)
     return set(rules.table_outputs(table)) if table is not None else set()
 
 
-def changes_on_routes(suite_id: str, loaded_worlds: Iterable[LoadedWorld], tasks: Iterable[str]) -> dict[int, list[str]]:
+def changes_on_routes(
+    suite_id: str, loaded_worlds: Iterable[LoadedWorld], tasks: Iterable[str]
+) -> dict[int, list[str]]:
     """Change index -> the tasks whose route (Vanilla or Mirror witness) needs an item it produces."""
     manifest = find_suite(suite_id)
     assert manifest is not None
@@ -267,14 +331,18 @@ def changes_on_routes(suite_id: str, loaded_worlds: Iterable[LoadedWorld], tasks
     return out
 
 
-def off_route_changes(suite_id: str, loaded_worlds: Iterable[LoadedWorld], tasks: Iterable[str]) -> list[tuple[str, int, str]]:
+def off_route_changes(
+    suite_id: str, loaded_worlds: Iterable[LoadedWorld], tasks: Iterable[str]
+) -> list[tuple[str, int, str]]:
     manifest = find_suite(suite_id)
     assert manifest is not None
     on = changes_on_routes(suite_id, loaded_worlds, tasks)
     return [(suite_id, i, manifest.changes[i].sheet) for i, ts in sorted(on.items()) if not ts]
 
 
-def run_controls(worlds: list[str], rule_sets: list[str], tasks: list[str], seed: int = 1) -> ControlReport:
+def run_controls(
+    worlds: list[str], rule_sets: list[str], tasks: list[str], seed: int = 1
+) -> ControlReport:
     report = ControlReport()
     vanilla = vanilla_rules()
     for world in worlds:
@@ -287,16 +355,32 @@ def run_controls(worlds: list[str], rule_sets: list[str], tasks: list[str], seed
             for task in tasks:
                 t = get_task(task)
                 ok, route = task_route(rules, reach, t.final.advancement)
-                success, used, _ = vanilla_runs[task] if rules_name == VANILLA else _oracle(loaded, rules, rules_name, task, seed)
+                success, used, _ = (
+                    vanilla_runs[task]
+                    if rules_name == VANILLA
+                    else _oracle(loaded, rules, rules_name, task, seed)
+                )
                 if rules_name == VANILLA:
                     equal, prefix, neutral = True, len(vanilla_runs[task][2]), True
                 else:
                     equal, prefix = twin_prefix(loaded, rules, task, vanilla_runs[task][2], seed)
                     neutral_ok, n = twin_prefix(loaded, rules, task, list(NEUTRAL_SCRIPT), seed)
                     neutral = neutral_ok and n == len(NEUTRAL_SCRIPT)
-                report.rows.append(ControlRow(world, rules_name, task, t.budget, ok,
-                                              " | ".join(x.describe() for x in route), success, used, equal, prefix,
-                                              neutral))
+                report.rows.append(
+                    ControlRow(
+                        world,
+                        rules_name,
+                        task,
+                        t.budget,
+                        ok,
+                        " | ".join(x.describe() for x in route),
+                        success,
+                        used,
+                        equal,
+                        prefix,
+                        neutral,
+                    )
+                )
             if rules_name != VANILLA and find_suite(rules_name) is not None:
                 report.observability.extend(observability(loaded, rules_name))
     loaded_all = [load_world(w) for w in worlds]

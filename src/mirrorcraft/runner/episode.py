@@ -16,6 +16,7 @@ from mirrorcraft.backends.sim import SimEpisode
 from mirrorcraft.body.actions import Action, parse_action
 from mirrorcraft.body.body import action_signature
 from mirrorcraft.evaluator.tasks import Task
+from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.rules.ruleset import RuleSet
 from mirrorcraft.runner.records import EncounterRecord, EpisodeRecord, StepRecord
 from mirrorcraft.world.registry import LoadedWorld
@@ -65,8 +66,15 @@ async def run_episode(
     scores: list[int] = []
     termination = "budget"
     seen_encounters = 0
+    agent_error = ""
     while True:
-        decision = await agent.act(obs)
+        try:
+            decision = await agent.act(obs)
+        except InfrastructureFault:
+            raise
+        except Exception as exc:  # the agent's own failure is an outcome, not a fault
+            termination, agent_error = "agent_error", f"{type(exc).__name__}: {exc}"[:500]
+            break
         if decision is None:
             termination = "no_action"
             break
@@ -141,5 +149,6 @@ async def run_episode(
         world_fingerprint=loaded.world.fingerprint,
         spec_hash=spec.spec_hash,
         wall_seconds=round(time.perf_counter() - started, 4),
+        agent_error=agent_error,
     )
     return record, steps

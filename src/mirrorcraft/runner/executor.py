@@ -25,6 +25,7 @@ from mirrorcraft.agents.registry import make_agent
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
 from mirrorcraft.datapack.suites import compiled, find_suite
 from mirrorcraft.evaluator.tasks import get_task
+from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.runner.episode import EpisodeSpec, run_episode
 from mirrorcraft.runner.records import EpisodeRecord, StepRecord
 from mirrorcraft.runner.spec import EpisodeCondition, ExperimentSpec
@@ -32,10 +33,6 @@ from mirrorcraft.runner.store import ResultStore
 from mirrorcraft.world.registry import load_world
 
 MAX_ATTEMPTS = 3
-
-
-class InfrastructureFault(Exception):
-    """Something outside the evaluation failed (backend, network); the episode is rerun."""
 
 
 @dataclass(frozen=True)

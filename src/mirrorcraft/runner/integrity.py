@@ -23,14 +23,14 @@ from mirrorcraft.evaluator.tasks import get_task
 from mirrorcraft.world.registry import load_world
 
 GENERIC_PATTERNS = [
-    r"minecraft:",          # resource locations (agent-facing ids are bare)
-    r"mirrorcraft:",        # the suites' own namespace
-    r"loot_tables?",        # datapack folder names
+    r"minecraft:",  # resource locations (agent-facing ids are bare)
+    r"mirrorcraft:",  # the suites' own namespace
+    r"loot_tables?",  # datapack folder names
     r"\brecipes/",
     r"pack\.mcmeta",
     r"datapack",
     r"\bsuite\b",
-    r"@M0\d",               # twin ids such as plains-1@M04
+    r"@M0\d",  # twin ids such as plains-1@M04
     r"\bM0[1-6]\b",
     r"\bmirror\b",
     r"\bvanilla\b",
@@ -51,7 +51,9 @@ def forbidden_tokens() -> list[str]:
     for m in list_suites():
         tokens += [m.name]
         tokens += [line[:40] for line in compiled(m).sheet]
-    tokens += [resolve_rules(m.id).fingerprint for m in list_suites()] + [vanilla_rules().fingerprint]
+    tokens += [resolve_rules(m.id).fingerprint for m in list_suites()] + [
+        vanilla_rules().fingerprint
+    ]
     return tokens
 
 

@@ -69,6 +69,8 @@ class EpisodeRecord:
     spec_hash: str = ""
     template_hashes: dict[str, str] = field(default_factory=dict)
     wall_seconds: float = 0.0
+    agent_error: str = ""
+    """When termination is agent_error: what went wrong inside the agent."""
     schema_version: int = SCHEMA_VERSION
 
     @property

@@ -88,17 +88,19 @@ class WorldState:
         return self.loaded.world.palette.names[self.block_id(p)]
 
     def set_block(self, p: Pos, name: str) -> None:
+        """Change one block; blocks that were not generated there are tracked for searches."""
         bid = self.loaded.world.palette.ids[name]
         old = self.block_id(p)
         if old in self.placed:
             self.placed[old].discard(p)
         self.stations.pop(p, None)
         self.grid[p[0], p[2], p[1] - self.min_y] = bid
+        if bid != 0:
+            self.placed.setdefault(bid, set()).add(p)
         self.version += 1
 
     def place_block(self, p: Pos, name: str) -> None:
         self.set_block(p, name)
-        self.placed.setdefault(self.loaded.world.palette.ids[name], set()).add(p)
 
     def surface_y(self, x: int, z: int) -> int:
         """y of the highest non-passable block in a column (the ground under the sky)."""

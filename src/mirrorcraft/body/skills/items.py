@@ -68,8 +68,18 @@ def place(body: Body, args: Mapping[str, Any]) -> ActionResult:
     if block not in body.rules.game.blocks or block not in body.state.loaded.world.palette.ids:
         return failure("place", args, r.NOT_PLACEABLE, f"{block} is not a block that can be placed")
     spot = free_spot(body)
+    gained: dict[str, int] = {}
     if spot is None:
-        return failure("place", args, r.NO_SPOT, "no open spot with solid ground next to the body")
+        # Clear one local obstruction to make room, as the body may within a call.
+        spot = _clearable_spot(body)
+        if spot is None:
+            return failure(
+                "place",
+                args,
+                r.NO_SPOT,
+                "no open spot next to the body, and nothing nearby can be cleared",
+            )
+        gained = body.gain(body.break_block(spot, sub="place"))
     body.spend(block, 1)
     body.state.place_block(spot, block)
     if block in FURNACE_LIKE:
@@ -80,9 +90,24 @@ def place(body: Body, args: Mapping[str, Any]) -> ActionResult:
         True,
         "",
         f"placed {block}",
+        produced=gained,
         consumed={block: 1},
         details={"position": list(spot)},
     )
+
+
+def _clearable_spot(body: Body) -> Pos | None:
+    state = body.state
+    x, y, z = body.pos
+    for dx, dy, dz in _SPOTS:
+        p = (x + dx, y + dy, z + dz)
+        if (
+            state.in_bounds(p)
+            and state.block_id(p) not in state.passable_ids
+            and body.can_clear(state.block(p))
+        ):
+            return p
+    return None
 
 
 def equip(body: Body, args: Mapping[str, Any]) -> ActionResult:

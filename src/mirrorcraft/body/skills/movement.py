@@ -101,9 +101,10 @@ def ascend(body: Body, args: Mapping[str, Any]) -> ActionResult:
     x, y, z = body.pos
     state = body.state
     if height == 0:
-        surface = state.surface_y(x, z)
+        # The ground level here: the terrain as generated, or higher if something was built.
+        surface = max(state.surface_y(x, z), int(state.loaded.world.heightmap[x, z]))
         if surface < y:
-            return failure("ascend", args, r.NO_EFFECT, "already under open sky")
+            return failure("ascend", args, r.NO_EFFECT, "already standing at the surface")
         rise = surface + 1 - y
         direction = 1 if x + rise < state.size else -1
         top = (min(max(x + direction * rise, 0), state.size - 1), surface + 1, z)

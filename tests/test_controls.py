@@ -1,0 +1,65 @@
+"""The integrity and reachability controls over all 10 worlds x 7 rule sets x 3 tasks."""
+
+from __future__ import annotations
+
+import pytest
+
+from mirrorcraft.backends.rulesets import VANILLA
+from mirrorcraft.datapack.suites import list_suites
+from mirrorcraft.evaluator.tasks import task_table
+from mirrorcraft.runner.controls import ControlReport, run_controls
+from mirrorcraft.runner.integrity import scan_episode, scan_text
+from mirrorcraft.world.registry import world_ids
+
+RULES = [VANILLA, *(m.id for m in list_suites())]
+
+
+@pytest.fixture(scope="module")
+def report() -> ControlReport:
+    return run_controls(world_ids(), RULES, list(task_table()))
+
+
+def test_every_world_suite_task_has_a_route_and_the_oracle_completes_it(
+    report: ControlReport,
+) -> None:
+    assert len(report.rows) == 10 * 7 * 3
+    bad = [
+        (r.world, r.rules, r.task, r.oracle_actions)
+        for r in report.rows
+        if not (r.route and r.oracle_success)
+    ]
+    assert not bad
+    assert all(r.oracle_actions <= r.budget for r in report.rows)
+
+
+def test_twins_are_identical_until_a_changed_rule_fires(report: ControlReport) -> None:
+    assert all(r.twins_equal and r.neutral_equal for r in report.rows)
+
+
+def test_every_change_is_observable_and_logged(report: ControlReport) -> None:
+    assert report.observability and all(o.passed for o in report.observability)
+    changes = {(o.rules, o.change) for o in report.observability}
+    assert changes == {(m.id, i) for m in list_suites() for i in range(len(m.changes))}
+
+
+def test_every_change_lies_on_a_route(report: ControlReport) -> None:
+    assert report.off_route == []
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_nothing_the_agent_sees_names_the_rules(rules: str) -> None:
+    for task in task_table():
+        assert scan_episode("savanna-2", rules, task) == []
+
+
+def test_the_scan_catches_leaks() -> None:
+    tokens = ["Compressed resource drops"]
+    for text in [
+        '{"rule": "loot_tables/minecraft:blocks/iron_ore"}',
+        "world plains-1@M04",
+        "suite M03",
+        "Compressed resource drops",
+        '{"recipe": "mirrorcraft:iron_pickaxe_from_smelting_iron_hoe"}',
+    ]:
+        assert scan_text(text, tokens), text
+    assert not scan_text('{"inventory": {"raw_iron_block": 1}}', tokens)

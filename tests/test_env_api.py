@@ -1,0 +1,107 @@
+"""The Gymnasium-shaped API, checked generically over every registered environment id."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from mirrorcraft.body.observation import Observation
+from mirrorcraft.env import EnvIdError, make, parse_env_id, registered_ids
+from mirrorcraft.evaluator.tasks import UnknownTaskError
+from mirrorcraft.world.registry import UnknownWorldError
+
+OBS_KEYS = {
+    "step",
+    "inventory",
+    "enchanted_items",
+    "equipped",
+    "position",
+    "biome",
+    "survival",
+    "experience",
+    "task",
+    "completed_advancements",
+    "nearby_blocks",
+    "nearby_drops",
+    "nearby_entities",
+    "facilities",
+    "last_result",
+    "budget",
+    "skills",
+}
+
+
+def check_env(env_id: str, steps: int = 3) -> None:
+    env = make(env_id)
+    obs, info = env.reset(seed=7)
+    assert isinstance(obs, Observation) and isinstance(info, dict)
+    doc = obs.to_json()
+    assert set(doc) == OBS_KEYS
+    assert json.loads(json.dumps(doc)) == doc  # plain JSON
+    assert doc["task"]["next_milestone"] == doc["task"]["milestones"][0]["id"]
+    assert isinstance(obs.render_text(), str) and "TASK:" in obs.render_text()
+    rng = random.Random(env_id)
+    for _ in range(steps):
+        block = rng.choice([n.id for n in obs.nearby_blocks] or ["dirt"])
+        action = rng.choice(
+            [
+                {"skill": "mine", "args": {"block": block}},
+                {"skill": "explore", "args": {"target": "cow"}},
+                {"skill": "wait", "args": {}},
+                {
+                    "skill": "craft_grid",
+                    "args": {"station": "inventory", "grid": [["oak_log", None], [None, None]]},
+                },
+            ]
+        )
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert isinstance(obs, Observation) and isinstance(reward, int) and reward >= 0
+        assert isinstance(terminated, bool) and isinstance(truncated, bool)
+        assert {"score", "success", "new_milestones", "result"} <= set(info)
+        text = json.dumps(info)
+        assert "M0" not in text and "vanilla" not in text  # info never names the rule set
+    again, _ = env.reset(seed=7)
+    first, _ = make(env_id).reset(seed=7)
+    assert again.to_json() == first.to_json()
+
+
+@pytest.mark.parametrize("env_id", registered_ids())
+def test_generic_env_check(env_id: str) -> None:
+    check_env(env_id, steps=2)
+
+
+def test_ids_cover_worlds_rules_and_tasks() -> None:
+    ids = registered_ids()
+    assert len(ids) == 10 * 7 * 3
+    assert "plains-1/diamond" in ids and "plains-1@M04/diamond" in ids
+    spec = parse_env_id("savanna-2@M06/enchantment")
+    assert (spec.world, spec.rules, spec.task) == ("savanna-2", "M06", "enchantment")
+
+
+def test_bad_ids_fail_clearly() -> None:
+    with pytest.raises(EnvIdError):
+        parse_env_id("plains-1")
+    with pytest.raises(UnknownWorldError):
+        make("mars-1/diamond")
+    with pytest.raises(UnknownTaskError):
+        make("plains-1/flying")
+
+
+def test_reward_is_the_score_increase_and_success_terminates() -> None:
+    env = make("plains-1/iron_armor", start_inventory={"iron_ingot": 4, "crafting_table": 1})
+    env.reset(seed=1)
+    grid = [["iron_ingot", None, "iron_ingot"], ["iron_ingot", None, "iron_ingot"]]
+    _o, reward, terminated, _t, info = env.step(
+        {"skill": "craft_grid", "args": {"station": "crafting_table", "grid": grid}}
+    )
+    assert info["result"]["reason"] == "needs_table" and reward == 0 and not terminated
+    env.step({"skill": "place", "args": {"block": "crafting_table"}})
+    _o, reward, terminated, truncated, info = env.step(
+        {"skill": "craft_grid", "args": {"station": "crafting_table", "grid": grid}}
+    )
+    assert (
+        reward == 100 - 65 and terminated and not truncated and info["success"]
+    )  # ingots at the start gave 65
+    assert info["new_milestones"] == ["story/obtain_armor"]

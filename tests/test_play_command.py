@@ -1,0 +1,106 @@
+"""``mirrorcraft play`` output is stable: one JSON object per action with the documented keys."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from mirrorcraft.cli import main
+
+KEYS = {"step", "skill", "ok", "reason", "message", "inventory", "milestones", "score"}
+
+
+def play(
+    args: list[str], stdin: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, list[dict[str, object]], str]:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = main(["play", *args, "--actions", "-"])
+    captured = capsys.readouterr()
+    rows = [json.loads(line) for line in captured.out.splitlines() if line.startswith("{")]
+    return code, rows, captured.err
+
+
+def test_play_prints_one_object_per_action(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    actions = "\n".join(
+        [
+            json.dumps({"skill": "mine", "args": {"block": "log", "count": 2}}),
+            "this is not json",
+            json.dumps(
+                {
+                    "skill": "craft_grid",
+                    "args": {"station": "inventory", "grid": [["oak_log", None], [None, None]]},
+                }
+            ),
+        ]
+    )
+    code, rows, _ = play(["--world", "plains-1", "--task", "diamond"], actions, capsys, monkeypatch)
+    assert code == 0 and len(rows) == 3
+    assert all(set(r) == KEYS for r in rows)
+    assert (
+        rows[0]["ok"]
+        and rows[1]["reason"] == "invalid_args"
+        and rows[2]["inventory"] == {"oak_log": 1, "oak_planks": 4}
+    )
+    assert [r["step"] for r in rows] == [1, 2, 3]
+
+
+def test_play_with_inventory_and_suite(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    action = json.dumps(
+        {
+            "skill": "craft_grid",
+            "args": {"station": "inventory", "grid": [["oak_log", None], [None, None]]},
+        }
+    )
+    _, rows, _ = play(
+        [
+            "--world",
+            "plains-1",
+            "--suite",
+            "M01",
+            "--task",
+            "diamond",
+            "--inventory",
+            '{"oak_log": 1}',
+        ],
+        action,
+        capsys,
+        monkeypatch,
+    )
+    assert rows[0]["inventory"] == {"oak_planks": 2}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--world", "nowhere", "--task", "diamond"],
+        ["--world", "plains-1", "--task", "diamond", "--suite", "M99"],
+        ["--world", "plains-1", "--task", "diamond", "--inventory", "{oops"],
+        ["--world", "plains-1", "--task", "diamond", "--inventory", '{"unobtainium": 3}'],
+    ],
+)
+def test_play_bad_input_is_one_clear_line(
+    args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, rows, err = play(args, "", capsys, monkeypatch)
+    assert (
+        code == 2 and not rows and err.startswith("mirrorcraft: error:") and "Traceback" not in err
+    )
+
+
+def test_play_reads_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    route = Path(__file__).resolve().parents[1] / "examples" / "diamond_route.jsonl"
+    code = main(["play", "--world", "plains-1", "--task", "diamond", "--actions", str(route)])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert (
+        code == 0
+        and rows[-1]["score"] == 100
+        and rows[-1]["milestones"][-1] == "story/mine_diamond"
+    )

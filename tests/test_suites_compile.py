@@ -1,0 +1,162 @@
+"""Suite manifests: validation, deterministic compilation, sheets, and route-breaking edits rejected."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from mirrorcraft.backends.rulesets import UnknownRuleSetError, resolve_rules
+from mirrorcraft.cli import main
+from mirrorcraft.datapack.compiler import compile_manifest
+from mirrorcraft.datapack.manifest import ManifestError, parse_manifest
+from mirrorcraft.datapack.suites import compiled, list_suites
+from mirrorcraft.rules.pack import load_pack
+from mirrorcraft.rules.ruleset import RuleSet, vanilla_ruleset
+
+
+def test_six_suites_compile_deterministically_to_valid_packs(tmp_path: Path) -> None:
+    suites = list_suites()
+    assert [m.id for m in suites] == ["M01", "M02", "M03", "M04", "M05", "M06"]
+    for m in suites:
+        a = compile_manifest(m, vanilla_ruleset()).zip_bytes()
+        b = compile_manifest(m, vanilla_ruleset()).zip_bytes()
+        assert a == b
+        with zipfile.ZipFile(io.BytesIO(a)) as zf:
+            meta = json.loads(zf.read("pack.mcmeta"))
+            assert meta["pack"]["pack_format"] == 10 and m.id in meta["pack"]["description"]
+            assert all(n.startswith("data/") or n == "pack.mcmeta" for n in zf.namelist())
+        path = tmp_path / f"{m.id}.zip"
+        path.write_bytes(a)
+        rs = RuleSet.load([load_pack(path)])  # the zip itself loads as a datapack
+        assert rs.fingerprint == resolve_rules(m.id).fingerprint
+        assert len(compiled(m).sheet) == len(m.changes)
+
+
+def test_overrides_sit_at_vanilla_resource_locations() -> None:
+    files = compiled(next(m for m in list_suites() if m.id == "M01")).files
+    assert "data/minecraft/recipes/oak_planks.json" in files
+    assert "data/minecraft/recipes/crimson_planks.json" in files  # stems count as logs here
+    assert "data/minecraft/recipes/stick.json" in files
+    assert "data/minecraft/recipes/iron_ingot_from_blasting_raw_iron.json" in files
+    m05 = compiled(next(m for m in list_suites() if m.id == "M05")).files
+    nugget = m05["data/minecraft/recipes/iron_nugget_from_smelting.json"]
+    assert {"item": "minecraft:iron_hoe"} not in nugget[
+        "ingredient"
+    ]  # the hoe no longer smelts to a nugget
+    assert "data/mirrorcraft/recipes/iron_pickaxe_from_smelting_iron_hoe.json" in m05
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        (
+            {"op": "recipe_outptu", "targets": ["minecraft:stick"], "count": 1, "sheet": "x"},
+            "unknown operator",
+        ),
+        (
+            {"op": "recipe_output", "targets": ["minecraft:no_such"], "count": 1, "sheet": "x"},
+            "no vanilla crafting recipe",
+        ),
+        ({"op": "recipe_output", "targets": ["minecraft:stick"], "sheet": "x"}, "must change"),
+        (
+            {
+                "op": "block_drops",
+                "targets": ["not_a_block"],
+                "mode": "add",
+                "drops": [{"item": "dirt"}],
+                "sheet": "x",
+            },
+            "unknown block",
+        ),
+        (
+            {
+                "op": "block_drops",
+                "targets": ["stone"],
+                "mode": "add",
+                "drops": [{"item": "unobtainium"}],
+                "sheet": "x",
+            },
+            "unknown item",
+        ),
+        (
+            {"op": "entity_loot", "target": "dragon", "drops": [{"item": "dirt"}], "sheet": "x"},
+            "no vanilla loot table",
+        ),
+        (
+            {
+                "op": "cooking_result",
+                "input": "raw_iron",
+                "stations": ["campfire"],
+                "item": "dirt",
+                "sheet": "x",
+            },
+            "stations",
+        ),
+    ],
+)
+def test_bad_manifests_are_rejected_with_a_message(
+    change: dict[str, object], fragment: str
+) -> None:
+    raw = {"schema_version": 1, "id": "X1", "name": "bad", "changes": [change]}
+    with pytest.raises(ManifestError, match=fragment):
+        compile_manifest(parse_manifest(raw), vanilla_ruleset())
+
+
+def test_unknown_keys_and_versions_are_rejected() -> None:
+    with pytest.raises(ManifestError, match="schema_version"):
+        parse_manifest({"schema_version": 2, "id": "X", "name": "n", "changes": []})
+    with pytest.raises(ManifestError, match=r"colour.*not permitted"):
+        parse_manifest(
+            {
+                "id": "X",
+                "name": "n",
+                "colour": "red",
+                "changes": [
+                    {"op": "recipe_output", "targets": ["stick"], "count": 1, "sheet": "x"}
+                ],
+            }
+        )
+
+
+def test_a_route_breaking_manifest_is_rejected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "no_iron.yaml"
+    path.write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "id": "NOIRON",
+                "name": "No iron",
+                "changes": [
+                    {
+                        "op": "block_drops",
+                        "targets": ["iron_ore", "deepslate_iron_ore"],
+                        "mode": "replace",
+                        "drops": [{"item": "dirt"}],
+                        "sheet": "Iron ores drop dirt.",
+                    }
+                ],
+            }
+        )
+    )
+    with pytest.raises(UnknownRuleSetError, match="breaks a task route"):
+        resolve_rules(str(path))
+    assert main(["suites", "check", str(path)]) == 1
+    assert "NO ROUTE" in capsys.readouterr().out
+
+
+def test_suites_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["suites", "list"]) == 0
+    assert "M04" in capsys.readouterr().out
+    assert main(["suites", "show", "M04"]) == 0
+    assert "block of raw iron" in capsys.readouterr().out
+    assert main(["suites", "build", "--out", str(tmp_path), "M02"]) == 0
+    assert (tmp_path / "M02.zip").exists() and (tmp_path / "M02.sheet.txt").exists()
+    assert main(["suites", "check", str(tmp_path / "M02.zip")]) == 0
+    assert main(["suites", "check", "M05"]) == 0
+    assert main(["suites", "show", "M99"]) == 2
