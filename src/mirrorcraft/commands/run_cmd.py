@@ -18,8 +18,10 @@ from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.runner.executor import Progress, plan_jobs, run_local, run_ray
 from mirrorcraft.runner.spec import ExperimentSpec, ModelSpec, SpecError, expand, load_spec
 from mirrorcraft.runner.store import ResultStore, StoreError
-from mirrorcraft.runner.summary import headline
 from mirrorcraft.world.registry import world_table
+
+
+VIEWER_LIMIT = 1000
 
 
 def add_parser(sub: Any) -> None:
@@ -121,25 +123,39 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(str(exc)) from None
         progress.show(force=True)
         wanted = {c.episode_id for c in conditions}
-        records = [r for r in store.records() if r.episode_id in wanted]
-        print(headline(records))
-        missing = len(wanted) - len(records)
-        if missing:
-            print(
-                f"{missing} episode(s) not finished (faults or --limit); rerun the same command to complete them"
-            )
-        report = _report(out, args.no_report)
-        if report:
-            print(f"report: {report}")
+        missing = len(wanted - store.finished_ids())
+    print(_headline(out / "results.sqlite", spec))
+    if missing:
+        print(f"{missing} episode(s) not finished (faults or --limit); rerun the same command to complete them")
+    if not args.no_report:
+        print(f"report: {_report(out, spec)}")
     return 0 if not missing else 1
 
 
-def _report(out: Path, skip: bool) -> str | None:
-    if skip:
-        return None
-    try:
-        from mirrorcraft.report.html import write_report  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    path: str = write_report(out / "results.sqlite", out / "report")
-    return path
+def _summary(db: Path, spec: ExperimentSpec) -> tuple[Any, dict[str, Any]]:
+    from mirrorcraft.analysis import load_results, summarize
+
+    loaded = load_results(str(db))
+    summary = summarize(loaded.records, checkpoints=list(spec.checkpoints), excluded=loaded.excluded)
+    return loaded, summary
+
+
+def _headline(db: Path, spec: ExperimentSpec) -> str:
+    """The configuration and suite tables; ``mirrorcraft analyze`` prints the rest."""
+    from mirrorcraft.report.render import render_text
+    from mirrorcraft.report.tables import build_tables
+
+    _loaded, summary = _summary(db, spec)
+    tables = build_tables(summary)[:2]
+    note = "(the oracle is given the active rules: a control, not a benchmark condition)"
+    return "\n".join([*(render_text(t) for t in tables), note])
+
+
+def _report(out: Path, spec: ExperimentSpec) -> str:
+    from mirrorcraft.report.build import write_report
+
+    loaded, summary = _summary(out / "results.sqlite", spec)
+    viewer = len(loaded.records) <= VIEWER_LIMIT
+    write_report(loaded, summary, out / "report", viewer=viewer)
+    suffix = "" if viewer else f" (episode pages skipped above {VIEWER_LIMIT} episodes; use mirrorcraft report)"
+    return str(out / "report" / "index.html") + suffix
