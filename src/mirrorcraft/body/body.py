@@ -64,6 +64,8 @@ class Body:
         self.alive = True
         self.step = 0
         self.enchant_count = 0
+        self._tools_seen: frozenset[str] = frozenset()
+        self._best_cache: dict[str, str | None] = {}
         self.signature: tuple[str, ...] = ()
         self.aliases = {name: self._expand(target) for name, target in config.aliases.items()}
         for item, count in (start_inventory or {}).items():
@@ -93,9 +95,20 @@ class Body:
     def rng(self, *parts: object) -> random.Random:
         return keyed_random(self.episode_seed, self.step, *parts)
 
+    def _tool_key(self) -> frozenset[str]:
+        tools = self.rules.game.tools
+        return frozenset(n for (n, _e) in self.inventory.counts if n in tools)
+
     def best_tool(self, block: str) -> str | None:
         """The owned tool the body would use on a block: one that harvests it, best tier first."""
-        owned = {n for (n, _e) in self.inventory.counts}
+        key = self._tool_key()
+        if key != self._tools_seen:
+            self._tools_seen, self._best_cache = key, {}
+        if block not in self._best_cache:
+            self._best_cache[block] = self._best_tool(block, key)
+        return self._best_cache[block]
+
+    def _best_tool(self, block: str, owned: frozenset[str]) -> str | None:
         tools = self.rules.game.tools
         candidates = [
             t

@@ -180,6 +180,9 @@ class ObservationBuilder:
                 if name not in self._observable and name in body.state.loaded.world.palette.ids:
                     self._observable.append(name)
         self._facilities = [f for f in cfg.facilities if f in body.state.loaded.world.palette.ids]
+        self._observable_ids = frozenset(
+            body.state.loaded.world.palette.ids[n] for n in self._observable
+        )
         self._cache_key: tuple[Any, ...] | None = None
         self._cache: list[Nearby] = []
         self._skills = list(skill_specs())
@@ -188,11 +191,11 @@ class ObservationBuilder:
         b = self.body
         key = (b.pos, b.state.version)
         if key != self._cache_key:
-            out = []
-            for name in self._observable:
-                hits = b.state.nearest([name], b.pos, b.config.observe_radius, k=1)
-                if hits:
-                    out.append(Nearby(name, _round(hits[0].d2)))
+            names = b.state.loaded.world.palette.names
+            found = b.state.index.nearest_each(
+                b.state.grid, b.state.placed, self._observable_ids, b.pos, b.config.observe_radius
+            )
+            out = [Nearby(names[bid], _round(d2)) for bid, d2 in found.items()]
             out.sort(key=lambda n: (n.distance, n.id))
             self._cache_key, self._cache = key, out
         return self._cache

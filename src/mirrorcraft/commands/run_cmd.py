@@ -20,7 +20,6 @@ from mirrorcraft.runner.spec import ExperimentSpec, ModelSpec, SpecError, expand
 from mirrorcraft.runner.store import ResultStore, StoreError
 from mirrorcraft.world.registry import world_table
 
-
 VIEWER_LIMIT = 1000
 
 
@@ -126,7 +125,9 @@ def run(args: argparse.Namespace) -> int:
         missing = len(wanted - store.finished_ids())
     print(_headline(out / "results.sqlite", spec))
     if missing:
-        print(f"{missing} episode(s) not finished (faults or --limit); rerun the same command to complete them")
+        print(
+            f"{missing} episode(s) not finished (faults or --limit); rerun the same command to complete them"
+        )
     if not args.no_report:
         print(f"report: {_report(out, spec)}")
     return 0 if not missing else 1
@@ -136,7 +137,9 @@ def _summary(db: Path, spec: ExperimentSpec) -> tuple[Any, dict[str, Any]]:
     from mirrorcraft.analysis import load_results, summarize
 
     loaded = load_results(str(db))
-    summary = summarize(loaded.records, checkpoints=list(spec.checkpoints), excluded=loaded.excluded)
+    summary = summarize(
+        loaded.records, checkpoints=list(spec.checkpoints), excluded=loaded.excluded
+    )
     return loaded, summary
 
 
@@ -157,5 +160,9 @@ def _report(out: Path, spec: ExperimentSpec) -> str:
     loaded, summary = _summary(out / "results.sqlite", spec)
     viewer = len(loaded.records) <= VIEWER_LIMIT
     write_report(loaded, summary, out / "report", viewer=viewer)
-    suffix = "" if viewer else f" (episode pages skipped above {VIEWER_LIMIT} episodes; use mirrorcraft report)"
+    suffix = (
+        ""
+        if viewer
+        else f" (episode pages skipped above {VIEWER_LIMIT} episodes; use mirrorcraft report)"
+    )
     return str(out / "report" / "index.html") + suffix

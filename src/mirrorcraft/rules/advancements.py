@@ -226,10 +226,11 @@ def inventory_changed_fires(
     crit: Criterion, view: InventoryView, changed: ItemStack, stack_sizes: Mapping[str, int]
 ) -> bool:
     """InventoryChangeTrigger: slot counts, then one predicate vs the changed stack, or all vs slots."""
-    occupied, full, empty = view.slot_numbers(stack_sizes)
     s = crit.slots
-    if not (s.occupied.matches(occupied) and s.full.matches(full) and s.empty.matches(empty)):
-        return False
+    if not (s.occupied.is_any and s.full.is_any and s.empty.is_any):
+        occupied, full, empty = view.slot_numbers(stack_sizes)
+        if not (s.occupied.matches(occupied) and s.full.matches(full) and s.empty.matches(empty)):
+            return False
     if not crit.items:
         return True
     if len(crit.items) == 1:

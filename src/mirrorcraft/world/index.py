@@ -10,7 +10,7 @@ finds them within a few blocks. Blocks the agent placed are tracked by the state
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,7 +18,8 @@ from numpy.typing import NDArray
 from mirrorcraft.world.generate import GeneratedWorld
 
 RARE_LIMIT = 40_000
-CUBE_STEPS = (4, 8, 16, 32, 64)
+SECTION = 8
+NEAR_CUBE = 6
 
 Pos = tuple[int, int, int]
 
@@ -32,6 +33,70 @@ class Hit:
     @property
     def distance(self) -> float:
         return float(self.d2**0.5)
+
+
+GROUP = 16
+
+
+@dataclass(frozen=True)
+class _Combined:
+    idx: NDArray[np.int64]
+    xs: NDArray[np.int32]
+    ys: NDArray[np.int32]
+    zs: NDArray[np.int32]
+    bid: NDArray[np.int32]
+    starts: NDArray[np.int64]
+    dims: tuple[int, int, int]
+    windows: dict[tuple[int, ...], _Window] = field(default_factory=dict, compare=False)
+
+    def near(self, x: int, yi: int, z: int, radius: float) -> _Window:
+        """The entries in the sections overlapping the cube of ``radius`` around (x, yi, z),
+        grouped by block id (cached per window: the body mostly moves within one)."""
+        sx, sz, sy = self.dims
+        r = int(np.ceil(radius))
+        key = (
+            max((x - r) // GROUP, 0),
+            min((x + r) // GROUP, sx - 1),
+            max((z - r) // GROUP, 0),
+            min((z + r) // GROUP, sz - 1),
+            max((yi - r) // GROUP, 0),
+            min((yi + r) // GROUP, sy - 1),
+        )
+        cached = self.windows.get(key)
+        if cached is not None:
+            return cached
+        ax0, ax1, cz0, cz1, gy0, gy1 = key
+        pieces = []
+        for a in range(ax0, ax1 + 1):
+            for c in range(cz0, cz1 + 1):
+                base = (a * sz + c) * sy
+                lo, hi = int(self.starts[base + gy0]), int(self.starts[base + gy1 + 1])
+                if hi > lo:
+                    pieces.append(np.arange(lo, hi))
+        pick = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        pick = pick[np.argsort(self.bid[pick], kind="stable")]
+        bids = self.bid[pick]
+        firsts = (
+            np.nonzero(np.r_[True, bids[1:] != bids[:-1]])[0]
+            if bids.size
+            else np.zeros(0, dtype=np.int64)
+        )
+        window = _Window(self.idx[pick], self.xs[pick], self.ys[pick], self.zs[pick], bids, firsts)
+        if len(self.windows) > 256:
+            self.windows.clear()
+        self.windows[key] = window
+        return window
+
+
+@dataclass(frozen=True)
+class _Window:
+    idx: NDArray[np.int64]
+    xs: NDArray[np.int32]
+    ys: NDArray[np.int32]
+    zs: NDArray[np.int32]
+    bid: NDArray[np.int32]
+    firsts: NDArray[np.int64]
+    """Start of each block id's run (entries are grouped by id)."""
 
 
 class BlockIndex:
@@ -48,6 +113,7 @@ class BlockIndex:
         starts = np.searchsorted(ids_sorted, present, side="left")
         ends = np.searchsorted(ids_sorted, present, side="right")
         self.counts: dict[int, int] = {}
+        self._combos: dict[frozenset[int], _Combined] = {}
         self.rare: dict[
             int, tuple[NDArray[np.int64], NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]]
         ] = {}
@@ -60,6 +126,141 @@ class BlockIndex:
                 zs = ((idx // sy) % sz).astype(np.int32)
                 ys = (idx % sy).astype(np.int32)
                 self.rare[bid] = (idx, xs, ys, zs)
+        # Common ids: which 8x8x8 sections contain them (generated state; mining only removes).
+        self.sections: dict[int, NDArray[np.int32]] = {}
+        sx, sz, sy = self.shape
+        pad = (-sx % SECTION, -sz % SECTION, -sy % SECTION)
+        for bid in self.counts:
+            if bid == 0 or bid in self.rare:
+                continue
+            mask = np.pad(np.asarray(grid == bid), [(0, p) for p in pad])
+            nx, nz, ny = (d // SECTION for d in mask.shape)
+            has = mask.reshape(nx, SECTION, nz, SECTION, ny, SECTION).any(axis=(1, 3, 5))
+            self.sections[bid] = np.argwhere(has).astype(np.int32)
+
+    def _combined(self, ids: frozenset[int]) -> _Combined:
+        """The generated positions of several rare ids in one set of arrays, grouped by
+        16-block section so that a query only reads the sections near the body (cached)."""
+        cached = self._combos.get(ids)
+        if cached is not None:
+            return cached
+        present = sorted(i for i in ids if i in self.rare)
+        parts = [self.rare[b] for b in present]
+        if parts:
+            idx = np.concatenate([p[0] for p in parts])
+            xs, ys, zs = (np.concatenate([p[i] for p in parts]) for i in (1, 2, 3))
+            bid = np.concatenate(
+                [np.full(len(p[0]), b, dtype=np.int32) for b, p in zip(present, parts, strict=True)]
+            )
+        else:
+            idx = np.zeros(0, dtype=np.int64)
+            xs = ys = zs = bid = np.zeros(0, dtype=np.int32)
+        sx, sz, sy = (-(-d // GROUP) for d in self.shape)
+        key = (xs // GROUP) * (sz * sy) + (zs // GROUP) * sy + ys // GROUP
+        order = np.argsort(key, kind="stable")
+        starts = np.searchsorted(key[order], np.arange(sx * sz * sy + 1))
+        cached = _Combined(
+            idx[order], xs[order], ys[order], zs[order], bid[order], starts, (sx, sz, sy)
+        )
+        self._combos[ids] = cached
+        return cached
+
+    def nearest_each(
+        self,
+        grid: NDArray[np.uint16],
+        placed: Mapping[int, Iterable[Pos]],
+        block_ids: Iterable[int],
+        pos: Pos,
+        radius: float,
+    ) -> dict[int, int]:
+        """For each id, the squared distance to its nearest block within ``radius`` (absent: none)."""
+        ids = frozenset(block_ids)
+        px, py, pz = pos
+        pyi = py - self.min_y
+        r2 = int(radius * radius)
+        best: dict[int, int] = {}
+        w = self._combined(ids).near(pos[0], pyi, pos[2], radius)
+        if w.idx.size:
+            dx, dy, dz = w.xs - px, w.ys - pyi, w.zs - pz
+            d2s = dx * dx + dy * dy + dz * dz
+            valid = (d2s <= r2) & (grid.ravel()[w.idx] == w.bid)
+            mins = np.minimum.reduceat(np.where(valid, d2s, r2 + 1), w.firsts)
+            for b, d2 in zip(w.bid[w.firsts].tolist(), mins.tolist(), strict=True):
+                if d2 <= r2:
+                    best[b] = int(d2)
+        common = [b for b in ids if b not in self.rare and b in self.counts]
+        if common:
+            for b, d2 in self._cube_min(grid, common, pos, radius).items():
+                best[b] = min(d2, best.get(b, d2))
+        for b in ids:
+            for p in placed.get(b, ()):
+                d2 = _d2(p, pos)
+                if (
+                    d2 <= r2
+                    and d2 < best.get(b, r2 + 1)
+                    and grid[p[0], p[2], p[1] - self.min_y] == b
+                ):
+                    best[b] = d2
+        return best
+
+    def _cube_min(
+        self, grid: NDArray[np.uint16], ids: list[int], pos: Pos, radius: float
+    ) -> dict[int, int]:
+        """Nearest squared distance per common id: a small cube first, then candidate sections."""
+        px, py, pz = pos
+        pyi = py - self.min_y
+        sx, sz, sy = self.shape
+        out: dict[int, int] = {}
+        r = min(NEAR_CUBE, int(np.ceil(radius)))
+        x0, z0, y0 = max(px - r, 0), max(pz - r, 0), max(pyi - r, 0)
+        sub = grid[x0 : min(px + r + 1, sx), z0 : min(pz + r + 1, sz), y0 : min(pyi + r + 1, sy)]
+        ids_arr = np.array(sorted(ids), dtype=np.uint16)
+        xs, zs, ys = np.nonzero(np.isin(sub, ids_arr))
+        if xs.size:
+            vals = sub[xs, zs, ys].astype(np.int32)
+            dx, dy, dz = xs + x0 - px, ys + y0 - pyi, zs + z0 - pz
+            d2s = dx * dx + dy * dy + dz * dz
+            ok = d2s <= min(r * r, int(radius * radius))
+            vals, d2s = vals[ok], d2s[ok]
+            order = np.lexsort((d2s, vals))
+            found, first = np.unique(vals[order], return_index=True)
+            out = {
+                int(b): int(d2s[order[i]])
+                for b, i in zip(found.tolist(), first.tolist(), strict=True)
+            }
+        for b in ids:
+            if b not in out and r < radius:
+                d2 = self._section_min(grid, b, pos, radius)
+                if d2 is not None:
+                    out[b] = d2
+        return out
+
+    def _section_min(self, grid: NDArray[np.uint16], b: int, pos: Pos, radius: float) -> int | None:
+        """Scan the sections that (generated with) ``b``, nearest first, until none can be closer."""
+        secs = self.sections.get(b)
+        if secs is None or not len(secs):
+            return None
+        px, py, pz = pos
+        pyi = py - self.min_y
+        lo = secs * SECTION
+        hi = lo + SECTION - 1
+        p = np.array([px, pz, pyi], dtype=np.int32)
+        gap = np.maximum(np.maximum(lo - p, p - hi), 0)
+        bound = (gap * gap).sum(axis=1)
+        r2 = int(radius * radius)
+        best: int | None = None
+        for i in np.argsort(bound, kind="stable").tolist():
+            if bound[i] > r2 or (best is not None and bound[i] >= best):
+                break
+            x0, z0, y0 = (int(v) for v in lo[i])
+            sub = grid[x0 : x0 + SECTION, z0 : z0 + SECTION, y0 : y0 + SECTION]
+            xs, zs, ys = np.nonzero(sub == b)
+            if xs.size:
+                dx, dy, dz = xs + x0 - px, ys + y0 - pyi, zs + z0 - pz
+                d2 = int((dx * dx + dy * dy + dz * dz).min())
+                if d2 <= r2 and (best is None or d2 < best):
+                    best = d2
+        return best
 
     def is_rare(self, block_id: int) -> bool:
         return block_id in self.rare or block_id not in self.counts
@@ -126,39 +327,89 @@ class BlockIndex:
         k: int,
         horizontal_only: bool,
     ) -> list[Hit]:
+        """k nearest of common ids: a small cube around the body, else their candidate sections."""
         px, py, pz = pos
         pyi = py - self.min_y
         sx, sz, sy = self.shape
-        ids_arr = np.array(ids, dtype=np.uint16)
-        for step in CUBE_STEPS:
-            r = min(step, int(np.ceil(radius)))
-            x0, x1 = max(px - r, 0), min(px + r + 1, sx)
-            z0, z1 = max(pz - r, 0), min(pz + r + 1, sz)
-            y0, y1 = (0, sy) if horizontal_only else (max(pyi - r, 0), min(pyi + r + 1, sy))
-            sub = grid[x0:x1, z0:z1, y0:y1]
-            mask = sub == ids_arr[0] if len(ids) == 1 else np.isin(sub, ids_arr)
-            found = np.nonzero(mask)
-            if found[0].size:
-                xs, zs, ys = found[0] + x0, found[1] + z0, found[2] + y0
-                dx, dy, dz = xs - px, ys - pyi, zs - pz
-                horiz = dx * dx + dz * dz
-                d2s = horiz + dy * dy
-                limit = min(r * r, int(radius * radius))
-                ok = np.nonzero((horiz if horizontal_only else d2s) <= limit)[0]
-                if ok.size >= k or r >= radius:
-                    if ok.size > 4 * k:
-                        ok = ok[np.argpartition(d2s[ok], 4 * k)[: 4 * k]]
-                    return [
-                        Hit(
-                            int(d2s[i]),
-                            (int(xs[i]), int(ys[i]) + self.min_y, int(zs[i])),
-                            int(sub[xs[i] - x0, zs[i] - z0, ys[i] - y0]),
-                        )
-                        for i in ok.tolist()
-                    ]
-            if r >= radius:
+        r = min(NEAR_CUBE, int(np.ceil(radius)))
+        if not horizontal_only:
+            x0, z0, y0 = max(px - r, 0), max(pz - r, 0), max(pyi - r, 0)
+            sub = grid[
+                x0 : min(px + r + 1, sx), z0 : min(pz + r + 1, sz), y0 : min(pyi + r + 1, sy)
+            ]
+            hits = self._hits_in(
+                sub, (x0, z0, y0), ids, pos, min(r * r, int(radius * radius)), False
+            )
+            if len(hits) >= k or r >= radius:
+                return hits
+        hits = []
+        for b in ids:
+            hits.extend(self._section_hits(grid, b, pos, radius, k, horizontal_only))
+        return hits
+
+    def _hits_in(
+        self,
+        sub: NDArray[np.uint16],
+        origin: tuple[int, int, int],
+        ids: list[int],
+        pos: Pos,
+        limit: int,
+        horizontal_only: bool,
+    ) -> list[Hit]:
+        px, py, pz = pos
+        pyi = py - self.min_y
+        x0, z0, y0 = origin
+        ids_arr = np.array(sorted(ids), dtype=np.uint16)
+        xs, zs, ys = np.nonzero(sub == ids_arr[0] if len(ids) == 1 else np.isin(sub, ids_arr))
+        if not xs.size:
+            return []
+        dx, dy, dz = xs + x0 - px, ys + y0 - pyi, zs + z0 - pz
+        horiz = dx * dx + dz * dz
+        d2s = horiz + dy * dy
+        ok = np.nonzero((horiz if horizontal_only else d2s) <= limit)[0]
+        if ok.size > 32:
+            ok = ok[np.argpartition(d2s[ok], 32)[:32]]
+        return [
+            Hit(
+                int(d2s[i]),
+                (int(xs[i]) + x0, int(ys[i]) + y0 + self.min_y, int(zs[i]) + z0),
+                int(sub[xs[i], zs[i], ys[i]]),
+            )
+            for i in ok.tolist()
+        ]
+
+    def _section_hits(
+        self,
+        grid: NDArray[np.uint16],
+        b: int,
+        pos: Pos,
+        radius: float,
+        k: int,
+        horizontal_only: bool,
+    ) -> list[Hit]:
+        secs = self.sections.get(b)
+        if secs is None or not len(secs):
+            return []
+        px, py, pz = pos
+        pyi = py - self.min_y
+        lo = secs * SECTION
+        hi = lo + SECTION - 1
+        p = np.array([px, pz, pyi], dtype=np.int32)
+        gap = np.maximum(np.maximum(lo - p, p - hi), 0)
+        if horizontal_only:
+            gap[:, 2] = 0
+        bound = (gap * gap).sum(axis=1)
+        r2 = int(radius * radius)
+        hits: list[Hit] = []
+        for i in np.argsort(bound, kind="stable").tolist():
+            if bound[i] > r2:
                 break
-        return []
+            if len(hits) >= k and bound[i] > sorted(h.d2 for h in hits)[k - 1]:
+                break
+            x0, z0, y0 = (int(v) for v in lo[i])
+            sub = grid[x0 : x0 + SECTION, z0 : z0 + SECTION, y0 : y0 + SECTION]
+            hits.extend(self._hits_in(sub, (x0, z0, y0), [b], pos, r2, horizontal_only))
+        return hits
 
 
 def _d2(a: Pos, b: Pos) -> int:

@@ -52,6 +52,16 @@ class WorldState:
     stations: dict[Pos, StationState] = field(default_factory=dict)
     explored_regions: set[tuple[int, int]] = field(default_factory=set)
     version: int = 0
+    min_y: int = field(init=False)
+    max_y: int = field(init=False)
+    size: int = field(init=False)
+    passable_ids: frozenset[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.min_y = self.loaded.world.min_y
+        self.size = int(self.grid.shape[0])
+        self.max_y = self.min_y + int(self.grid.shape[2])
+        self.passable_ids = self.loaded.world.palette.passable_ids
 
     @classmethod
     def fresh(cls, loaded: LoadedWorld) -> WorldState:
@@ -64,25 +74,14 @@ class WorldState:
     def index(self) -> BlockIndex:
         return self.loaded.index
 
-    @property
-    def min_y(self) -> int:
-        return self.loaded.world.min_y
-
-    @property
-    def max_y(self) -> int:
-        return self.min_y + int(self.grid.shape[2])
-
-    @property
-    def size(self) -> int:
-        return int(self.grid.shape[0])
-
     def in_bounds(self, p: Pos) -> bool:
         return 0 <= p[0] < self.size and 0 <= p[2] < self.size and self.min_y <= p[1] < self.max_y
 
     def block_id(self, p: Pos) -> int:
-        if not self.in_bounds(p):
-            return 0
-        return int(self.grid[p[0], p[2], p[1] - self.min_y])
+        x, y, z = p
+        if 0 <= x < self.size and 0 <= z < self.size and self.min_y <= y < self.max_y:
+            return int(self.grid[x, z, y - self.min_y])
+        return 0
 
     def block(self, p: Pos) -> str:
         return self.loaded.world.palette.names[self.block_id(p)]
@@ -110,10 +109,6 @@ class WorldState:
             if int(column[yi]) not in passable:
                 return yi + self.min_y
         return self.min_y
-
-    @property
-    def passable_ids(self) -> frozenset[int]:
-        return self.loaded.world.palette.passable_ids
 
     def nearest(
         self, names: list[str], pos: Pos, radius: float, k: int = 1, horizontal_only: bool = False
