@@ -62,6 +62,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     agents = ["vanilla-planner", "adaptive-planner", "oracle", "random"]
+    # Warm the per-process caches (worlds, rule sets, beliefs) so both worker counts start equal;
+    # forked workers inherit them.
+    for agent in agents:
+        timed_run(agent, WORLDS[:2], 1, 1)
     for agent in agents:
         for workers in (1, 2):
             n, secs = timed_run(agent, WORLDS[:2], 1, workers)
