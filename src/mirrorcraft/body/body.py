@@ -65,6 +65,8 @@ class Body:
         self.step = 0
         self.enchant_count = 0
         self._tools_seen: frozenset[str] = frozenset()
+        self._tools_now: frozenset[str] = frozenset()
+        self._tools_version = -1
         self._best_cache: dict[str, str | None] = {}
         self.signature: tuple[str, ...] = ()
         self.aliases = {name: self._expand(target) for name, target in config.aliases.items()}
@@ -96,8 +98,11 @@ class Body:
         return keyed_random(self.episode_seed, self.step, *parts)
 
     def _tool_key(self) -> frozenset[str]:
-        tools = self.rules.game.tools
-        return frozenset(n for (n, _e) in self.inventory.counts if n in tools)
+        if self._tools_version != self.inventory.version:
+            tools = self.rules.game.tools
+            self._tools_now = frozenset(n for (n, _e) in self.inventory.counts if n in tools)
+            self._tools_version = self.inventory.version
+        return self._tools_now
 
     def best_tool(self, block: str) -> str | None:
         """The owned tool the body would use on a block: one that harvests it, best tier first."""

@@ -24,6 +24,8 @@ class Inventory:
     stack_sizes: Mapping[str, int]
     slots: int = 36
     counts: dict[Key, int] = field(default_factory=dict)
+    version: int = 0
+    """Bumped on every change, so callers can cache what they derive from the contents."""
 
     def total(self, item: str) -> int:
         return sum(c for (name, _), c in self.counts.items() if name == item)
@@ -59,6 +61,7 @@ class Inventory:
         if fit > 0:
             k = key_of(stack)
             self.counts[k] = self.counts.get(k, 0) + fit
+            self.version += 1
         return fit
 
     def remove(self, item: str, count: int) -> list[ItemStack]:
@@ -71,6 +74,7 @@ class Inventory:
             self.counts[k] -= n
             count -= n
             taken.append(ItemStack(k[0], n, k[1]))
+            self.version += 1
             if self.counts[k] == 0:
                 del self.counts[k]
         return taken
