@@ -138,8 +138,6 @@ class AdaptivePlannerAgent(PlannerAgent):
             old = self.belief.smelts.get((item, station))
             if old is None or old.outputs != outputs:
                 self.belief.set_smelt(item, station, outputs)
-                if old is not None:
-                    self._surprised(old.outputs, outputs)
         elif last.skill == "mine" and last.ok:
             blocks = list(last.details.get("blocks", []))
             if blocks and len(set(blocks)) == 1:
@@ -162,7 +160,7 @@ class AdaptivePlannerAgent(PlannerAgent):
     def _surprised(
         self, expected: tuple[tuple[str, int], ...], got: tuple[tuple[str, int], ...]
     ) -> None:
-        """Queue probes on an unexpected output, hoping to turn it into what was expected."""
+        """Queue probes on an unexpected crafting output, hoping to turn it into what was expected."""
         want = [i for i, _n in expected if i not in dict(got)]
         for item, _n in got:
             if item in dict(expected) or not want:
@@ -183,6 +181,10 @@ class AdaptivePlannerAgent(PlannerAgent):
             )
 
     def next_step(self, obs: Observation) -> PlanStep | None:
+        # Test surprising outputs only when the plan is stuck without them.
+        planned = super().next_step(obs)
+        if planned is not None:
+            return planned
         while self.probes:
             probe = self.probes.pop(0)
             source = str(probe["args"].get("input") or probe["args"]["grid"][0][0])
@@ -197,10 +199,19 @@ class AdaptivePlannerAgent(PlannerAgent):
                         {"skill": "place", "args": {"block": station}},
                         f"place a {station} to test {source}",
                     )
+                # Get the station first if the current beliefs say how; otherwise skip this test.
+                step = Planner(self.belief, self.memory).decide(obs, ("items", (station,)))
+                if step is not None:
+                    self.probes.insert(0, probe)
+                    return PlanStep(
+                        step.action,
+                        f"{step.thought} (to test {source} in a {station})",
+                        step.expects,
+                    )
                 continue
             expects = ("smelt", (source, station)) if probe["skill"] == "smelt" else None
             return PlanStep(probe, f"test what {source} turns into", expects)
-        return super().next_step(obs)
+        return None
 
 
 def _differs(a: dict[str, float], b: dict[str, float], tolerance: float = 0.75) -> bool:
