@@ -373,8 +373,8 @@ class Planner:
         )
 
     def _explore(self, target: str) -> PlanStep:
-        if self.mem.explore_cooldown.get(target, -1) >= self.mem.step:
-            raise Blocked(target)
+        # A target recently not found costs more (see explore_cost), so other ways win when
+        # they exist; when it is the only way, exploring further regions is still worth it.
         return self._checked({"skill": "explore", "args": {"target": target}}, f"look for {target}")
 
     def ensure_station(

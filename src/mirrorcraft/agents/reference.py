@@ -56,14 +56,14 @@ class PlannerAgent:
         if last is None or self.pending is None:
             return
         if not last.ok:
-            self.memory.failures.add(
-                (action_key(self.pending.action), inventory_key(self.last_inv))
-            )
             if last.skill == "explore" and last.reason == "not_found":
+                # Exploring again searches new regions, so it is not a repeat of the same failure.
                 target = str(self.pending.action["args"].get("target"))
-                self.memory.explore_cooldown[target] = (
-                    self.memory.step + self.belief.config.explore_cooldown
-                )
+                cooldown = self.belief.config.explore_cooldown
+                self.memory.explore_cooldown[target] = self.memory.step + cooldown
+            else:
+                key = (action_key(self.pending.action), inventory_key(self.last_inv))
+                self.memory.failures.add(key)
 
     async def act(self, obs: Observation) -> Decision | None:
         self.memory.step = obs.step

@@ -257,6 +257,7 @@ class _Builder:
             if n in self.ids
         }
         spec = self.spec.sugar_cane
+        spare: list[tuple[int, int, int]] = []
         for cx, cz, radius in ponds:
             spots = []
             for x in range(cx - radius - 2, cx + radius + 3):
@@ -272,10 +273,22 @@ class _Builder:
             if not spots:
                 continue
             n = int(self.rng.integers(spec.clusters_per_pond[0], spec.clusters_per_pond[1] + 1))
-            for i in self.rng.permutation(len(spots))[: n * 2].tolist():
+            order = self.rng.permutation(len(spots)).tolist()
+            for i in order[: n * 2]:
                 x, z, yi = spots[i]
                 tall = int(self.rng.integers(spec.height[0], spec.height[1] + 1))
                 self.grid[x, z, yi + 1 : yi + 1 + tall] = cane
+            spare += [spots[i] for i in order[n * 2 :]]
+        # Keep every world supplied: more clusters on free shore spots until min_total is met.
+        total = int((self.grid == cane).sum())
+        for x, z, yi in spare:
+            if total >= spec.min_total:
+                break
+            if self.grid[x, z, yi + 1] != 0:
+                continue
+            tall = int(self.rng.integers(spec.height[0], spec.height[1] + 1))
+            self.grid[x, z, yi + 1 : yi + 1 + tall] = cane
+            total += tall
 
     def snow(self, heights: NDArray[np.int16]) -> None:
         if self.t.snow_cover:

@@ -88,6 +88,9 @@ class Plant(_Strict):
 class SugarCane(_Strict):
     clusters_per_pond: tuple[int, int] = (2, 4)
     height: tuple[int, int] = (1, 3)
+    min_total: int = Field(
+        24, ge=0, le=500, description="add clusters until the world has this many cane blocks"
+    )
 
 
 class Mob(_Strict):
