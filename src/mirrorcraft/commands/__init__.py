@@ -3,6 +3,7 @@
 from mirrorcraft.commands import (
     analyze_cmd,
     controls_cmd,
+    export_cmd,
     play_cmd,
     report_cmd,
     rules_cmd,
@@ -10,4 +11,13 @@ from mirrorcraft.commands import (
     suites_cmd,
 )
 
-COMMANDS = [run_cmd, analyze_cmd, report_cmd, play_cmd, suites_cmd, controls_cmd, rules_cmd]
+COMMANDS = [
+    run_cmd,
+    analyze_cmd,
+    report_cmd,
+    export_cmd,
+    play_cmd,
+    suites_cmd,
+    controls_cmd,
+    rules_cmd,
+]
