@@ -15,7 +15,7 @@ from mirrorcraft.backends.rulesets import resolve_rules
 from mirrorcraft.commands.common import UserError
 from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.rules.errors import RulesError
-from mirrorcraft.runner.executor import Progress, plan_jobs, run_local, run_ray
+from mirrorcraft.runner.executor import Progress, plan_jobs, run_async, run_local, run_ray
 from mirrorcraft.runner.spec import ExperimentSpec, ModelSpec, SpecError, expand, load_spec
 from mirrorcraft.runner.store import ResultStore, StoreError
 from mirrorcraft.world.registry import world_table
@@ -34,6 +34,9 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--executor", choices=["local", "ray"], default="local")
     p.add_argument("--address", default=None, help="Ray cluster address (with --executor ray)")
+    p.add_argument(
+        "--concurrency", type=int, default=16, help="episodes in flight at once for LLM agents"
+    )
     p.add_argument("--limit", type=int, default=None, help="run at most this many pending episodes")
     p.add_argument(
         "--agent", action="append", default=None, help="run these agents instead of the spec's"
@@ -104,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         store.set_meta("spec_hash", spec.hash)
         store.set_meta("software_version", __version__)
         finished = store.finished_ids()
-        jobs = plan_jobs(spec, conditions, finished)
+        jobs = plan_jobs(spec, conditions, finished, cache_path=out / "llm_cache.sqlite")
         if args.limit is not None:
             jobs = jobs[: max(args.limit, 0)]
         print(
@@ -114,10 +117,14 @@ def run(args: argparse.Namespace) -> int:
         )
         progress = Progress(len(jobs))
         try:
+            model_jobs = [j for j in jobs if needs_model(j.condition.agent)]
+            cpu_jobs = [j for j in jobs if not needs_model(j.condition.agent)]
             if args.executor == "ray":
                 run_ray(jobs, store, args.address, progress)
             else:
-                run_local(jobs, store, args.workers, progress)
+                run_local(cpu_jobs, store, args.workers, progress)
+                if model_jobs:
+                    run_async(model_jobs, store, args.concurrency, progress)
         except InfrastructureFault as exc:
             raise UserError(str(exc)) from None
         progress.show(force=True)

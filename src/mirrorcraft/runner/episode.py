@@ -77,6 +77,9 @@ async def run_episode(
             break
         if decision is None:
             termination = "no_action"
+            leftover = getattr(agent, "unreported_usage", None)
+            if isinstance(leftover, Usage):
+                usage.add(leftover)
             break
         usage.add(decision.usage)
         out = episode.step(decision.action)
@@ -150,5 +153,6 @@ async def run_episode(
         spec_hash=spec.spec_hash,
         wall_seconds=round(time.perf_counter() - started, 4),
         agent_error=agent_error,
+        template_hashes=dict(getattr(agent, "template_hashes", {}) or {}),
     )
     return record, steps

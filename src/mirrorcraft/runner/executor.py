@@ -48,8 +48,8 @@ def rule_sheet_for(rules: str) -> str | None:
     return compiled(manifest).render_sheet() if manifest is not None else None
 
 
-def run_job(job: Job) -> tuple[str, Any]:
-    """Run one episode in this process: ("ok", (record, steps)) or ("fault", message)."""
+async def run_job_async(job: Job) -> tuple[str, Any]:
+    """Run one episode: ("ok", (record, steps)) or ("fault", message)."""
     c = job.condition
     try:
         loaded = load_world(c.world)
@@ -73,15 +73,44 @@ def run_job(job: Job) -> tuple[str, Any]:
             c.seed,
             job.spec_hash,
         )
-        record, steps = asyncio.run(
-            run_episode(spec, agent, loaded, active, vanilla, rule_sheet=sheet)
-        )
+        record, steps = await run_episode(spec, agent, loaded, active, vanilla, rule_sheet=sheet)
         return ("ok", (record, steps))
     except InfrastructureFault as exc:
         return ("fault", f"infrastructure: {exc}")
-    except Exception as exc:  # a bug in the simulator or harness: record it, rerun later
+    except (
+        Exception
+    ) as exc:  # a bug in the simulator or harness, or a bad setting: record it, rerun later
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return ("fault", f"internal error: {detail}")
+
+
+def run_job(job: Job) -> tuple[str, Any]:
+    """Run one episode in this process (for the process pool)."""
+    return asyncio.run(run_job_async(job))
+
+
+def run_async(jobs: list[Job], store: ResultStore, concurrency: int, progress: Progress) -> None:
+    """Agents that wait on model calls: many episodes at once on one event loop."""
+    attempts = {j.condition.episode_id: store.fault_count(j.condition.episode_id) for j in jobs}
+    queue = [j for j in jobs if attempts[j.condition.episode_id] < MAX_ATTEMPTS]
+
+    async def main() -> None:
+        limit = asyncio.Semaphore(max(concurrency, 1))
+
+        async def one(job: Job) -> None:
+            async with limit:
+                progress.running += 1
+                outcome = await run_job_async(job)
+                progress.running -= 1
+            retry: list[Job] = []
+            _handle(job, outcome, store, progress, attempts, retry, None)
+            progress.show()
+            if retry:
+                await one(retry[0])
+
+        await asyncio.gather(*(one(j) for j in queue))
+
+    asyncio.run(main())
 
 
 class Progress:
@@ -207,9 +236,17 @@ def run_ray(jobs: list[Job], store: ResultStore, address: str | None, progress: 
 
 
 def plan_jobs(
-    spec: ExperimentSpec, conditions: list[EpisodeCondition], finished: set[str]
+    spec: ExperimentSpec,
+    conditions: list[EpisodeCondition],
+    finished: set[str],
+    cache_path: Any = None,
 ) -> list[Job]:
-    models = {m.name: {k: v for k, v in m.model_dump().items() if k != "name"} for m in spec.models}
+    models: dict[str, dict[str, Any]] = {
+        m.name: {k: v for k, v in m.model_dump().items() if k != "name"} for m in spec.models
+    }
+    for name, cfg in models.items():
+        if name != "none":
+            cfg["cache_path"] = cache_path
     return [
         Job(c, spec.name, spec.hash, models.get(c.model, {}))
         for c in conditions

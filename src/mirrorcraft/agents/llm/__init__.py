@@ -1,0 +1,1 @@
+"""LLM agent configurations: Direct, ReAct (with and without rules), Reflexion, Voyager, XENON, ADAM."""

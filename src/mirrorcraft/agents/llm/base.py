@@ -1,0 +1,179 @@
+"""Shared machinery of the LLM configurations.
+
+An ``LLMAgent`` keeps the episode's history, builds the shared observation block,
+calls its model through an ``LLMClient`` (counting every call, including calls
+that do not act), parses the reply, and gives an unusable reply exactly one
+output-repair call; if that is unusable too the agent has no executable action
+and the episode ends, as the paper specifies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mirrorcraft.agents.base import Decision, EpisodeContext, Usage
+from mirrorcraft.agents.llm.history import History, Step
+from mirrorcraft.agents.llm.render import VanillaPrior, observation_fields, render_fields
+from mirrorcraft.agents.llm.replies import action_from, first_json_object, preview
+from mirrorcraft.agents.llm.templates import TemplateFile, load_template
+from mirrorcraft.body.actions import skill_listing
+from mirrorcraft.body.observation import Observation
+from mirrorcraft.llm.base import CallMeta, LLMClient, Message, Sampling
+from mirrorcraft.rules.ruleset import RuleSet
+
+
+@dataclass(frozen=True)
+class Reply:
+    doc: dict[str, Any] | None
+    text: str
+
+
+class LLMAgent:
+    """Base class; subclasses implement ``decide``."""
+
+    cross_episode_memory = False
+    template_names: tuple[str, ...] = ("common",)
+
+    def __init__(
+        self, name: str, client: LLMClient, vanilla: RuleSet, *, sampling: Sampling = Sampling()
+    ):
+        self.name = name
+        self.client = client
+        self.vanilla = vanilla
+        self.sampling = sampling
+        self.common = load_template("common")
+        self.tools = {t: (s.kind, s.tier) for t, s in vanilla.game.tools.items()}
+        self.history = History()
+        self.ctx: EpisodeContext | None = None
+        self.prior: VanillaPrior | None = None
+        self._usage = Usage()
+        self._last_obs: Observation | None = None
+        self._pending: tuple[Any, str] | None = None
+        self.unreported_usage = Usage()
+        """Usage of calls that ended in no action (the runner adds it to the record)."""
+
+    @property
+    def template_hashes(self) -> dict[str, str]:
+        return {n: load_template(n).digest for n in self.template_names}
+
+    # -- episode lifecycle ---------------------------------------------------------------
+    def start(self, ctx: EpisodeContext) -> None:
+        self.ctx = ctx
+        self.history = History()
+        self.prior = VanillaPrior.for_task(self.vanilla, ctx.task)
+        self._last_obs = None
+        self._pending = None
+        self.reset()
+
+    def reset(self) -> None:
+        """Clear configuration-specific state (called by ``start``)."""
+
+    def finish(self, obs: Observation) -> None:
+        self._record(obs)
+
+    async def act(self, obs: Observation) -> Decision | None:
+        self._record(obs)
+        self._usage = Usage()
+        chosen = await self.decide(obs)
+        usage, self._usage = self._usage, Usage()
+        if chosen is None:
+            # No executable action: the episode ends; the calls made are still reported.
+            self._pending = None
+            self.unreported_usage = usage
+            return None
+        action, thought = chosen
+        self._pending = (action, thought)
+        self._last_obs = obs
+        return Decision(action, thought, usage)
+
+    async def decide(self, obs: Observation) -> tuple[dict[str, Any], str] | None:
+        raise NotImplementedError
+
+    def _record(self, obs: Observation) -> None:
+        if self._pending is None or self._last_obs is None or obs.last_result is None:
+            return
+        action, thought = self._pending
+        before = self._last_obs
+        self.history.record(
+            Step(
+                obs.step,
+                thought,
+                action,
+                obs.last_result,
+                dict(before.inventory),
+                dict(obs.inventory),
+                before.progress.score,
+                obs.progress.score,
+                before.position != obs.position,
+            )
+        )
+        self._pending = None
+
+    # -- prompts -----------------------------------------------------------------------
+    def system_common(self) -> dict[str, str]:
+        return {
+            "AGENT_RULES": self.common.render("agent_rules", {}),
+            "SKILLS": self.common.render("skills", {"SKILL_LIST": skill_listing()}),
+        }
+
+    def fields(self, obs: Observation) -> dict[str, Any]:
+        assert self.prior is not None
+        return observation_fields(obs, self.history, self.prior, self.tools)
+
+    def observation_text(self, obs: Observation, *, with_feedback: bool = True) -> str:
+        return render_fields(self.fields(obs), with_feedback=with_feedback)
+
+    def disclose(self, system: str) -> str:
+        """Add the rule sheet to a system prompt, only in the disclosed condition."""
+        if self.ctx is None or not self.ctx.rule_sheet:
+            return system
+        return self.common.render(
+            "disclosed_system", {"ORIGINAL_SYSTEM": system, "RULE_SHEET": self.ctx.rule_sheet}
+        )
+
+    # -- model calls -----------------------------------------------------------------------
+    async def call(self, system: str, user: str, meta: CallMeta) -> Reply:
+        completion = await self.client.complete(
+            [Message("system", system), Message("user", user)], sampling=self.sampling, meta=meta
+        )
+        self._usage.add(
+            Usage(1, completion.prompt_tokens, completion.completion_tokens, completion.cost_usd)
+        )
+        return Reply(first_json_object(completion.text), completion.text)
+
+    async def ask_action(
+        self,
+        system: str,
+        user: str,
+        obs: Observation,
+        *,
+        purpose: str = "act",
+        contract: str = "action",
+        extra: Mapping[str, Any] | None = None,
+    ) -> tuple[dict[str, Any], Reply] | None:
+        """One call for an action; one repair call if the reply is unusable; None if still unusable."""
+        meta = CallMeta(purpose, contract, self.fields(obs), {"obs": obs, **(extra or {})})
+        reply = await self.call(system, user, meta)
+        action, problem = action_from(reply.doc)
+        if action is not None:
+            return action, reply
+        repair_system = self.common.render("repair_system", {"ORIGINAL_SYSTEM": system})
+        repair_user = self.common.render(
+            "repair_user",
+            {
+                "ORIGINAL_USER": user,
+                "PREVIOUS_PREVIEW": preview(reply.text) or "(empty)",
+                "PROBLEM": problem,
+            },
+        )
+        reply = await self.call(
+            repair_system, repair_user, CallMeta("repair", "action", meta.observation, meta.extra)
+        )
+        action, _problem = action_from(reply.doc)
+        return (action, reply) if action is not None else None
+
+
+def template(name: str) -> TemplateFile:
+    return load_template(name)

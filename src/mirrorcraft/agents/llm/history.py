@@ -1,0 +1,152 @@
+"""What an LLM agent remembers within one episode, and the evidence derived from it.
+
+Every configuration keeps the same deterministic record of its own actions and
+their verified results; the shared observation block is computed from it:
+verified action effects, actions still blocked by an unmet prerequisite,
+failure and stagnation cycles, and unused outputs of repeated transformations.
+All of it comes from outcomes the agent saw, never from the rules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mirrorcraft.body.observation import Observation
+from mirrorcraft.body.results import ActionResult
+
+EFFECT_LIMIT = 12
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int
+    thought: str
+    action: Any
+    result: ActionResult
+    before: Mapping[str, int]
+    after: Mapping[str, int]
+    score_before: int
+    score_after: int
+    moved: bool
+
+    @property
+    def key(self) -> str:
+        return json.dumps(self.action, sort_keys=True)[:400]
+
+    @property
+    def changed(self) -> bool:
+        return (
+            dict(self.before) != dict(self.after)
+            or self.score_after > self.score_before
+            or self.moved
+        )
+
+
+@dataclass
+class History:
+    steps: list[Step] = field(default_factory=list)
+    effects: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Action signature -> its last verified effect (consumed, produced)."""
+
+    def record(self, step: Step) -> None:
+        self.steps.append(step)
+        r = step.result
+        if r.ok and (r.produced or r.consumed):
+            sig = _effect_key(step.action)
+            self.effects.pop(sig, None)
+            self.effects[sig] = {
+                "action": _compact(step.action),
+                "consumed": dict(r.consumed),
+                "produced": dict(r.produced),
+                "step": step.index,
+            }
+            while len(self.effects) > EFFECT_LIMIT:
+                self.effects.pop(next(iter(self.effects)))
+
+    def recent(self, n: int) -> list[Step]:
+        return self.steps[-n:]
+
+    # -- derived evidence ------------------------------------------------------
+    def still_blocked(self, inventory: Mapping[str, int]) -> list[dict[str, Any]]:
+        """Failed actions whose relevant state has not changed since they failed."""
+        out: dict[str, dict[str, Any]] = {}
+        for s in self.steps:
+            if s.result.ok:
+                out.pop(s.key, None)
+                continue
+            if s.result.reason == "invalid_args":
+                continue
+            out[s.key] = {
+                "action": _compact(s.action),
+                "reason": s.result.reason,
+                "message": s.result.message,
+                "inventory_then": dict(s.after),
+            }
+        return [
+            {k: v for k, v in b.items() if k != "inventory_then"}
+            for b in out.values()
+            if dict(b["inventory_then"]) == dict(inventory)
+        ][-6:]
+
+    def failure_cycle(self) -> list[dict[str, Any]]:
+        """The same failing action repeated in the last actions."""
+        tail = self.steps[-4:]
+        fails = [s for s in tail if not s.result.ok]
+        keys = [s.key for s in fails]
+        repeated = sorted({k for k in keys if keys.count(k) >= 2})
+        return [{"action": json.loads(k), "times": keys.count(k)} for k in repeated]
+
+    def stagnation_cycle(self) -> list[dict[str, Any]]:
+        """Successful actions that changed nothing (inventory, score or position), repeated."""
+        tail = [s for s in self.steps[-6:] if s.result.ok and not s.changed]
+        keys = [s.key for s in tail]
+        return [
+            {"action": json.loads(k), "times": keys.count(k)}
+            for k in sorted(set(keys))
+            if keys.count(k) >= 2
+        ]
+
+    def repeat_count(self) -> int:
+        """How many times the last action was repeated with the same failure."""
+        if not self.steps or self.steps[-1].result.ok:
+            return 0
+        last = self.steps[-1].key
+        n = 0
+        for s in reversed(self.steps):
+            if s.key != last or s.result.ok:
+                break
+            n += 1
+        return n
+
+    def unused_output(self, inventory: Mapping[str, int]) -> dict[str, Any] | None:
+        """The last transformation was repeated while its earlier output is still unused."""
+        done = [s for s in self.steps if s.result.ok and s.result.skill in ("craft_grid", "smelt")]
+        if len(done) < 2 or done[-1].key != done[-2].key:
+            return None
+        produced = dict(done[-1].result.produced)
+        unused = {k: inventory.get(k, 0) for k in produced if inventory.get(k, 0) > produced[k]}
+        if not unused:
+            return None
+        return {"action": _compact(done[-1].action), "output_in_inventory": unused}
+
+    def verified_effects(self) -> list[dict[str, Any]]:
+        return list(self.effects.values())
+
+
+def _effect_key(action: Any) -> str:
+    if isinstance(action, dict):
+        args = dict(action.get("args") or {})
+        args.pop("count", None)
+        return json.dumps({"skill": action.get("skill"), "args": args}, sort_keys=True)
+    return json.dumps(action)[:200]
+
+
+def _compact(action: Any) -> Any:
+    return json.loads(json.dumps(action))
+
+
+def inventory_of(obs: Observation) -> dict[str, int]:
+    return dict(obs.inventory)

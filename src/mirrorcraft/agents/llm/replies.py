@@ -1,0 +1,43 @@
+"""Reading model replies: the first JSON object in the text, and actions inside it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mirrorcraft.body.actions import Action, parse_action
+
+
+def first_json_object(text: str) -> dict[str, Any] | None:
+    """The first complete JSON object in ``text`` (code fences and prose around it are ignored)."""
+    decoder = json.JSONDecoder()
+    i = text.find("{")
+    while i >= 0:
+        try:
+            value, _end = decoder.raw_decode(text, i)
+        except json.JSONDecodeError:
+            i = text.find("{", i + 1)
+            continue
+        if isinstance(value, dict):
+            return value
+        i = text.find("{", i + 1)
+    return None
+
+
+def action_from(doc: dict[str, Any] | None) -> tuple[dict[str, Any] | None, str]:
+    """(action, problem): an action object from a reply document, or why there is none."""
+    if doc is None:
+        return None, "no JSON object found"
+    candidate = doc.get("action") if isinstance(doc.get("action"), dict) else doc
+    if not isinstance(candidate, dict) or "skill" not in candidate:
+        return None, "no 'skill' field"
+    action = {"skill": candidate.get("skill"), "args": candidate.get("args", {})}
+    parsed = parse_action(action)
+    if not isinstance(parsed, Action):
+        return None, parsed.message
+    return action, ""
+
+
+def preview(text: str, n: int = 240) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= n else flat[: n - 3] + "..."

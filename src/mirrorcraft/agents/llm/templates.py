@@ -1,0 +1,68 @@
+"""Prompt templates: files under ``agents/prompts/``, ``{{NAME}}`` placeholders, strict rendering.
+
+A template file holds sections introduced by ``## section-name`` lines. Rendering
+fails if a placeholder has no value or a value is given that the section does not
+use, so a prompt can never silently lose a field. Every template file has a
+content hash that episode records store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+PLACEHOLDER = re.compile(r"\{\{([A-Z0-9_]+)\}\}")
+
+
+class TemplateError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class TemplateFile:
+    name: str
+    sections: Mapping[str, str]
+    digest: str
+
+    def render(self, section: str, values: Mapping[str, str]) -> str:
+        if section not in self.sections:
+            raise TemplateError(f"template {self.name} has no section {section!r}")
+        text = self.sections[section]
+        needed = set(PLACEHOLDER.findall(text))
+        missing = needed - set(values)
+        if missing:
+            raise TemplateError(f"template {self.name}/{section}: no value for {sorted(missing)}")
+        extra = set(values) - needed
+        if extra:
+            raise TemplateError(f"template {self.name}/{section}: unused values {sorted(extra)}")
+        return PLACEHOLDER.sub(lambda m: values[m.group(1)], text).strip()
+
+
+def prompts_dir() -> Path:
+    return Path(str(resources.files("mirrorcraft") / "agents" / "prompts"))
+
+
+@lru_cache(maxsize=32)
+def load_template(name: str) -> TemplateFile:
+    path = prompts_dir() / f"{name}.md"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TemplateError(f"missing prompt template {path}: {exc.strerror}") from None
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+    if not sections:
+        raise TemplateError(f"prompt template {path} has no '## section' headings")
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return TemplateFile(name, {k: "\n".join(v).strip() + "\n" for k, v in sections.items()}, digest)

@@ -1,0 +1,70 @@
+"""The LLMClient protocol every configuration talks to, and its value types.
+
+A client takes chat messages and returns a ``Completion`` with token usage and
+cost. ``meta`` carries structured context (the reply contract expected, the
+current observation as JSON) that real clients ignore and the mock client uses
+to play a scripted policy. An endpoint that still fails after retries raises
+``LLMUnavailable`` (an infrastructure fault: the episode is rerun).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mirrorcraft.faults import InfrastructureFault
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # system | user | assistant
+    content: str
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """The paper's defaults: temperature 0.7, at most 2,048 completion tokens."""
+
+    temperature: float = 0.7
+    max_tokens: int = 2048
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+    """None when the model's price is unknown (never silently zero)."""
+    cached: bool = False
+    latency_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class CallMeta:
+    """Context for a call; only the mock client reads it."""
+
+    purpose: str
+    """What the call is for: act, repair, reflect, critic, program, init_graph, plan, discover, ..."""
+    contract: str = ""
+    """The reply format expected (e.g. "action", "react_action", "reflection")."""
+    observation: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class LLMClient(Protocol):
+    model: str
+
+    async def complete(
+        self, messages: Sequence[Message], *, sampling: Sampling = Sampling(), meta: CallMeta | None = None
+    ) -> Completion: ...
+
+
+class LLMUnavailable(InfrastructureFault):
+    """The endpoint failed after all retries (rate limits, server errors, timeouts, network)."""
+
+
+class LLMConfigError(Exception):
+    """The client cannot be set up (no base URL, no key in the named variable, bad settings)."""
