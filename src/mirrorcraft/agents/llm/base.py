@@ -37,12 +37,12 @@ class LLMAgent:
     template_names: tuple[str, ...] = ("common",)
 
     def __init__(
-        self, name: str, client: LLMClient, vanilla: RuleSet, *, sampling: Sampling = Sampling()
+        self, name: str, client: LLMClient, vanilla: RuleSet, *, sampling: Sampling | None = None
     ):
         self.name = name
         self.client = client
         self.vanilla = vanilla
-        self.sampling = sampling
+        self.sampling = sampling or Sampling()
         self.common = load_template("common")
         self.tools = {t: (s.kind, s.tier) for t, s in vanilla.game.tools.items()}
         self.history = History()

@@ -151,8 +151,8 @@ class ReflexionAgent(ReActAgent):
         # Revise the lesson about the same trigger, else add one; never more than three.
         same = [
             i
-            for i, l in enumerate(self.lessons)
-            if l.evidence.get("trigger") == evidence["trigger"]
+            for i, les in enumerate(self.lessons)
+            if les.evidence.get("trigger") == evidence["trigger"]
         ]
         if same:
             self.lessons[same[-1]] = lesson
@@ -169,16 +169,16 @@ class ReflexionAgent(ReActAgent):
                 "memory_entry",
                 {
                     "INDEX": str(i),
-                    "FAILURE_TYPE": l.failure_type,
-                    "EVIDENCE": json.dumps(l.evidence, sort_keys=True),
-                    "DIAGNOSIS": l.diagnosis,
-                    "NEXT_SUBGOAL": l.next_subgoal,
-                    "AVOID": json.dumps(l.avoid),
-                    "TRY": json.dumps(l.try_),
-                    "EXPIRY": l.expiry,
+                    "FAILURE_TYPE": les.failure_type,
+                    "EVIDENCE": json.dumps(les.evidence, sort_keys=True),
+                    "DIAGNOSIS": les.diagnosis,
+                    "NEXT_SUBGOAL": les.next_subgoal,
+                    "AVOID": json.dumps(les.avoid),
+                    "TRY": json.dumps(les.try_),
+                    "EXPIRY": les.expiry,
                 },
             )
-            for i, l in enumerate(self.lessons, 1)
+            for i, les in enumerate(self.lessons, 1)
         ]
         return t.render("memory_header", {"LESSONS": "\n".join(entries)})
 
@@ -187,7 +187,7 @@ class ReflexionAgent(ReActAgent):
         return self.disclose(base + "\n" + load_template("reflexion").render("actor_note", {}))
 
     async def decide(self, obs: Observation) -> tuple[dict[str, Any], str] | None:
-        self.lessons = [l for l in self.lessons if obs.step - l.created < LESSON_TTL]
+        self.lessons = [les for les in self.lessons if obs.step - les.created < LESSON_TTL]
         evidence = self.evidence(obs)
         if evidence is not None:
             await self.reflect(obs, evidence)
