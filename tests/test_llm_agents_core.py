@@ -1,0 +1,125 @@
+"""Direct, ReAct (with and without rules) and Reflexion: mechanisms and limits, with a scripted model."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+
+import pytest
+
+from mirrorcraft.agents.llm.direct import DirectAgent
+from mirrorcraft.agents.llm.react import TRACE_LENGTH, ReActAgent
+from mirrorcraft.agents.llm.reflexion import LESSON_TTL, MAX_LESSONS, MAX_REVIEWS, ReflexionAgent
+from mirrorcraft.agents.llm.scripted import PlannerPolicy
+from mirrorcraft.agents.llm.templates import TemplateError, load_template
+from mirrorcraft.backends.rulesets import vanilla_rules
+from mirrorcraft.datapack.suites import compiled, find_suite
+from mirrorcraft.llm.base import CallMeta, Message
+from tests.llm_fakes import episode
+
+SHEET = compiled(find_suite("M05")).render_sheet()  # type: ignore[arg-type]
+
+
+def test_direct_makes_one_call_per_action_and_plays_the_task() -> None:
+    record, steps, client, _ = episode(DirectAgent, "M04", "iron_armor")
+    assert record.success
+    assert record.model_calls == len(client.calls) == record.actions_used
+    assert set(record.template_hashes) == {"common", "direct"}
+    user = client.calls[-1][0][1].content
+    for field in (
+        "VERIFIED_ACTION_EFFECTS",
+        "VANILLA_RECIPE_HYPOTHESES",
+        "INVENTORY",
+        "NEARBY_TARGETS",
+        "TASK_STATE",
+        "ACTION_BUDGET",
+        "CURRENT_CAPABILITIES",
+        "COMPLETED_ADVANCEMENTS",
+        "LAST_ACTION_FEEDBACK",
+    ):
+        assert field in user
+
+
+def test_react_keeps_at_most_16_recent_steps_and_never_sees_the_sheet_when_hidden() -> None:
+    record, _steps, client, _ = episode(ReActAgent, "M05", "enchantment")
+    assert record.actions_used > TRACE_LENGTH
+    for messages, _meta in client.calls:
+        user = messages[1].content
+        assert user.count("\n#") <= TRACE_LENGTH
+        text = messages[0].content + user
+        assert "RULE INFORMATION" not in text and "blast furnace instead" not in text
+        assert "differ from standard" not in text
+
+
+def test_react_with_rules_has_the_sheet_in_every_call_and_is_otherwise_identical() -> None:
+    _r, _s, hidden, _ = episode(ReActAgent, "M05", "diamond")
+    record, _s2, disclosed, _ = episode(ReActAgent, "M05", "diamond", sheet=SHEET)
+    assert record.disclosure == "disclosed"
+    for messages, _meta in disclosed.calls:
+        assert SHEET in messages[0].content and "RULE INFORMATION: DISCLOSED" in messages[0].content
+    assert (
+        hidden.calls[0][0][0].content in disclosed.calls[0][0][0].content
+    )  # the same system prompt plus the sheet
+    assert hidden.calls[0][0][1].content == disclosed.calls[0][0][1].content
+
+
+def test_hidden_prompts_are_the_same_in_vanilla_and_mirror_worlds() -> None:
+    _a, _b, van, _ = episode(ReActAgent, "vanilla", "diamond", budget=3)
+    _c, _d, mir, _ = episode(ReActAgent, "M05", "diamond", budget=3)
+    assert van.calls[0][0][0].content == mir.calls[0][0][0].content
+    assert (
+        van.calls[0][0][1].content == mir.calls[0][0][1].content
+    )  # nothing differs before a changed rule fires
+
+
+def test_reflexion_limits_lessons_reviews_and_retention() -> None:
+    record, _steps, client, agent = episode(ReflexionAgent, "M01", "enchantment")
+    reviews = [m for _msgs, m in client.calls if m is not None and m.purpose == "reflect"]
+    assert 1 <= len(reviews) <= MAX_REVIEWS and agent.reviews <= MAX_REVIEWS
+    assert (
+        record.model_calls == len(client.calls) > record.actions_used
+    )  # reflection calls are counted
+    for messages, meta in client.calls:
+        if meta is not None and meta.purpose == "act":
+            lessons = [
+                line
+                for line in messages[1].content.splitlines()
+                if line[:3] in ("1. ", "2. ", "3. ", "4. ")
+            ]
+            assert len(lessons) <= MAX_LESSONS
+    assert len(agent.lessons) <= MAX_LESSONS
+    assert all(record.actions_used - les.created < LESSON_TTL + 1 for les in agent.lessons)
+
+
+def test_an_unparseable_reply_gets_one_repair_call() -> None:
+    planner = PlannerPolicy(vanilla_rules())
+    seen: list[str] = []
+
+    def flaky(messages: Sequence[Message], meta: CallMeta | None) -> str:
+        seen.append(meta.purpose if meta else "")
+        if len(seen) == 1:
+            return "Sure! I think I should mine a log."  # no JSON at all
+        return planner(messages, meta)
+
+    record, _steps, client, _ = episode(DirectAgent, "vanilla", "diamond", policy=flaky, budget=5)
+    assert seen[:2] == ["act", "repair"] and record.actions_used == 5
+    assert "FORMAT REPAIR" in client.calls[1][0][0].content
+
+
+def test_still_unusable_after_repair_ends_the_episode_with_no_executable_action() -> None:
+    replies = itertools.cycle(['{"skill": "fly", "args": {}}', ""])
+    record, steps, client, _ = episode(
+        ReActAgent, "vanilla", "diamond", policy=lambda m, meta: next(replies)
+    )
+    assert record.termination == "no_action" and record.actions_used == 0 and not steps
+    assert record.model_calls == 2 == len(client.calls)  # the failed calls are still counted
+
+
+def test_templates_are_strict() -> None:
+    t = load_template("direct")
+    with pytest.raises(TemplateError, match="no value"):
+        t.render("user", {})
+    with pytest.raises(TemplateError, match="unused"):
+        t.render("user", {"OBSERVATION": "x", "EXTRA": "y"})
+    assert json.dumps(t.digest)
