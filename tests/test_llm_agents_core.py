@@ -22,7 +22,7 @@ SHEET = compiled(find_suite("M05")).render_sheet()  # type: ignore[arg-type]
 
 
 def test_direct_makes_one_call_per_action_and_plays_the_task() -> None:
-    record, steps, client, _ = episode(DirectAgent, "M04", "iron_armor")
+    record, _steps, client, _ = episode(DirectAgent, "M04", "iron_armor")
     assert record.success
     assert record.model_calls == len(client.calls) == record.actions_used
     assert set(record.template_hashes) == {"common", "direct"}
