@@ -25,7 +25,7 @@ class FakeClient:
         self,
         messages: Sequence[Message],
         *,
-        sampling: Sampling = Sampling(),
+        sampling: Sampling | None = None,
         meta: CallMeta | None = None,
     ) -> Completion:
         self.calls.append((messages, meta))
