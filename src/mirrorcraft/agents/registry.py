@@ -57,7 +57,9 @@ def make_agent(
     base_url: str | None = None,
     api_key_env: str | None = None,
     cache_path: Path | None = None,
+    cache_scope: str = "",
     client: Any = None,
+    client_settings: dict[str, Any] | None = None,
 ) -> Agent:
     """Build a fresh agent. Only the oracle receives the active rules; LLM agents get a client."""
     if name in REFERENCE_AGENTS:
@@ -67,7 +69,14 @@ def make_agent(
         if client is None:
             from mirrorcraft.llm.factory import make_client
 
-            client = make_client(model, base_url, api_key_env, cache_path=cache_path)
+            client = make_client(
+                model,
+                base_url,
+                api_key_env,
+                cache_path=cache_path,
+                cache_scope=cache_scope,
+                **(client_settings or {}),
+            )
         built: Agent = llm_agent_class(name)(name, client, vanilla)
         return built
     raise UnknownAgentError(f"unknown agent {name!r} (available: {', '.join(known_agents())})")

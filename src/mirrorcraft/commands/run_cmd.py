@@ -80,8 +80,22 @@ def _validate(spec: ExperimentSpec) -> None:
     for a in spec.agents:
         if a not in known_agents():
             raise UserError(f"unknown agent {a!r} (available now: {', '.join(known_agents())})")
-        if needs_model(a) and all(m.name == "none" for m in spec.models):
-            raise UserError(f"agent {a!r} needs a model: add models to the spec or pass --model")
+        if needs_model(a):
+            if all(m.name == "none" for m in spec.models):
+                raise UserError(
+                    f"agent {a!r} needs a model: add models to the spec or pass --model"
+                )
+            from mirrorcraft.llm.base import LLMConfigError
+            from mirrorcraft.llm.factory import make_settings
+            from mirrorcraft.llm.openai_client import read_api_key
+
+            for m in spec.models:
+                try:
+                    make_settings(m.name, m.base_url, m.api_key_env, **m.client)
+                    if m.api_key_env:
+                        read_api_key(m.api_key_env)
+                except LLMConfigError as exc:
+                    raise UserError(f"model {m.name!r}: {exc}") from None
     for r in spec.rules:
         try:
             resolve_rules(r)

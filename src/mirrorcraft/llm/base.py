@@ -58,7 +58,11 @@ class LLMClient(Protocol):
     model: str
 
     async def complete(
-        self, messages: Sequence[Message], *, sampling: Sampling = Sampling(), meta: CallMeta | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        sampling: Sampling = Sampling(),
+        meta: CallMeta | None = None,
     ) -> Completion: ...
 
 

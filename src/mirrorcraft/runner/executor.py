@@ -21,7 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from mirrorcraft.agents.registry import make_agent
+from mirrorcraft.agents.registry import make_agent, needs_model
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
 from mirrorcraft.datapack.suites import compiled, find_suite
 from mirrorcraft.evaluator.tasks import get_task
@@ -55,8 +55,13 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
         loaded = load_world(c.world)
         active = resolve_rules(c.rules)
         vanilla = vanilla_rules()
+        settings = dict(job.model_config)
+        overrides = settings.pop("client", None) or {}
+        extra: dict[str, Any] = {}
+        if needs_model(c.agent):
+            extra = {"cache_scope": c.episode_id, "client_settings": overrides}
         agent = make_agent(
-            c.agent, active=active, vanilla=vanilla, model=c.model, **job.model_config
+            c.agent, active=active, vanilla=vanilla, model=c.model, **settings, **extra
         )
         task = get_task(c.task).with_budget(c.budget)
         sheet = rule_sheet_for(c.rules) if c.disclosure == "disclosed" else None
@@ -73,7 +78,16 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
             c.seed,
             job.spec_hash,
         )
-        record, steps = await run_episode(spec, agent, loaded, active, vanilla, rule_sheet=sheet)
+        try:
+            record, steps = await run_episode(
+                spec, agent, loaded, active, vanilla, rule_sheet=sheet
+            )
+        finally:
+            client = getattr(agent, "client", None)
+            if client is not None:
+                from mirrorcraft.llm.factory import close_client
+
+                await close_client(client)
         return ("ok", (record, steps))
     except InfrastructureFault as exc:
         return ("fault", f"infrastructure: {exc}")
@@ -245,7 +259,9 @@ def plan_jobs(
         m.name: {k: v for k, v in m.model_dump().items() if k != "name"} for m in spec.models
     }
     for name, cfg in models.items():
-        if name != "none":
+        if name == "none":
+            cfg.clear()  # reference agents take no model settings
+        else:
             cfg["cache_path"] = cache_path
     return [
         Job(c, spec.name, spec.hash, models.get(c.model, {}))

@@ -13,7 +13,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -31,6 +31,10 @@ class ModelSpec(BaseModel):
     base_url: str | None = None
     api_key_env: str | None = Field(
         None, description="name of the environment variable holding the key"
+    )
+    client: dict[str, Any] = Field(
+        default_factory=dict,
+        description="client settings, e.g. timeout_s, max_retries, concurrency, reasoning_effort, extra_body",
     )
 
 
