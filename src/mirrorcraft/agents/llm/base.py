@@ -51,6 +51,8 @@ class LLMAgent:
         self._usage = Usage()
         self._last_obs: Observation | None = None
         self._pending: tuple[Any, str] | None = None
+        self._fields_key: tuple[int, int, int] | None = None
+        self._fields: dict[str, Any] = {}
         self.unreported_usage = Usage()
         """Usage of calls that ended in no action (the runner adds it to the record)."""
 
@@ -119,8 +121,13 @@ class LLMAgent:
         }
 
     def fields(self, obs: Observation) -> dict[str, Any]:
+        """The shared observation block's values (computed once per observation)."""
         assert self.prior is not None
-        return observation_fields(obs, self.history, self.prior, self.tools)
+        key = (id(obs), obs.step, len(self.history.steps))
+        if self._fields_key != key:
+            self._fields = observation_fields(obs, self.history, self.prior, self.tools)
+            self._fields_key = key
+        return self._fields
 
     def observation_text(self, obs: Observation, *, with_feedback: bool = True) -> str:
         return render_fields(self.fields(obs), with_feedback=with_feedback)

@@ -37,13 +37,17 @@ class VanillaPrior:
 
     belief: Belief
     relevant: frozenset[str]
+    options: tuple[CraftOption, ...] = ()
+    """The vanilla crafting options whose output is relevant (filtered once)."""
 
     @classmethod
     def for_task(cls, vanilla: RuleSet, task: str) -> VanillaPrior:
         belief = build_belief(vanilla)
         goal = goal_of(vanilla, get_task(task).final.advancement)
         items, _uses = Planner(belief, Memory())._relevant(goal[1])
-        return cls(belief, frozenset(items))
+        relevant = frozenset(items)
+        options = tuple(o for o in belief.crafts if o.outputs and o.outputs[0][0] in relevant)
+        return cls(belief, relevant, options)
 
     def hypotheses(self, inventory: dict[str, int], facilities: set[str]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []

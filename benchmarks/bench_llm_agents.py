@@ -1,0 +1,102 @@
+"""LLM-agent harness overhead per model call, and concurrency against a slow mock model.
+
+Run: .venv/bin/python benchmarks/bench_llm_agents.py
+(a) time inside ``agent.act`` per call with a zero-latency mock (observation block,
+    prompt rendering, reply parsing, history bookkeeping; the mock itself is ~4 us);
+(b) 64 ReAct episodes at once, each 10 actions, against a mock answering in 1 s:
+    achieved model calls per second against the ideal 64.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import time
+
+from mirrorcraft.agents.base import EpisodeContext
+from mirrorcraft.agents.llm.direct import DirectAgent
+from mirrorcraft.agents.llm.react import ReActAgent
+from mirrorcraft.agents.llm.reflexion import ReflexionAgent
+from mirrorcraft.backends.rulesets import vanilla_rules
+from mirrorcraft.backends.sim import SimEpisode
+from mirrorcraft.evaluator.tasks import get_task
+from mirrorcraft.llm.mock import MockLLM
+from mirrorcraft.runner.episode import EpisodeSpec, run_episode
+from mirrorcraft.world.registry import load_world
+
+ACTIONS = [
+    {"thought": "get wood", "skill": "mine", "args": {"block": "log", "count": 1}},
+    {
+        "thought": "planks",
+        "skill": "craft_grid",
+        "args": {"station": "inventory", "grid": [["oak_log", None], [None, None]]},
+    },
+    {"thought": "look", "skill": "wait", "args": {"ticks": 20}},
+]
+
+
+def cycling() -> MockLLM:
+    replies = [json.dumps(a) for a in ACTIONS]
+    counter = {"n": 0}
+
+    def policy(messages, meta):  # type: ignore[no-untyped-def]
+        counter["n"] += 1
+        return replies[counter["n"] % len(replies)]
+
+    return MockLLM(policy)
+
+
+async def overhead(agent_cls: type, steps: int = 150) -> float:
+    vanilla = vanilla_rules()
+    loaded = load_world("plains-1")
+    task = get_task("enchantment").with_budget(10_000)
+    agent = agent_cls(agent_cls.__name__, cycling(), vanilla)
+    agent.start(EpisodeContext("enchantment", "Enchantment", 10_000, 1))
+    ep = SimEpisode(loaded, vanilla, vanilla, task, seed=1)
+    obs = ep.observe()
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        decision = await agent.act(obs)
+        times.append(time.perf_counter() - start)
+        assert decision is not None
+        obs = ep.step(decision.action).observation
+    return statistics.median(times)
+
+
+async def concurrency(
+    episodes: int = 64, budget: int = 10, latency: float = 1.0
+) -> tuple[float, int]:
+    vanilla = vanilla_rules()
+    loaded = load_world("plains-1")
+    task = get_task("diamond").with_budget(budget)
+
+    async def one(i: int) -> int:
+        client = MockLLM(lambda m, meta: json.dumps(ACTIONS[2]), latency_s=latency)
+        agent = ReActAgent("react", client, vanilla)
+        spec = EpisodeSpec(
+            f"e{i}", "bench", "plains-1", "vanilla", task, "react", "mock", "hidden", i, i
+        )
+        record, _steps = await run_episode(spec, agent, loaded, vanilla, vanilla)
+        return record.model_calls
+
+    start = time.perf_counter()
+    calls = await asyncio.gather(*(one(i) for i in range(episodes)))
+    return time.perf_counter() - start, sum(calls)
+
+
+def main() -> None:
+    for cls in (DirectAgent, ReActAgent, ReflexionAgent):
+        ms = asyncio.run(overhead(cls)) * 1000
+        print(f"{cls.__name__:<15} overhead per model call (median, in agent.act): {ms:.2f} ms")
+    wall, calls = asyncio.run(concurrency())
+    ideal = 64 / 1.0
+    print(
+        f"64 concurrent ReAct episodes x 10 calls, 1 s per call: {calls} calls in {wall:.1f} s = "
+        f"{calls / wall:.1f} calls/s vs ideal {ideal:.0f} ({100 * calls / wall / ideal:.0f}%)"
+    )
+
+
+if __name__ == "__main__":
+    main()
