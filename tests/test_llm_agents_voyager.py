@@ -1,0 +1,306 @@
+"""Voyager: bounded programs, stop at the first failure, critic, library, retrieval, repairs, fallback."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from mirrorcraft.agents.base import EpisodeContext
+from mirrorcraft.agents.llm.scripted import PlannerPolicy
+from mirrorcraft.agents.llm.voyager import MAX_REPAIRS, VoyagerAgent
+from mirrorcraft.agents.llm.voyager_library import (
+    LIBRARY_SIZE,
+    MAX_PROGRAM_ACTIONS,
+    RETRIEVE_LIMIT,
+    Library,
+    Program,
+    check_success,
+    parse_program,
+)
+from mirrorcraft.backends.rulesets import vanilla_rules
+from mirrorcraft.datapack.suites import compiled, find_suite
+from mirrorcraft.llm.base import CallMeta, Message
+from tests.llm_fakes import episode
+
+SHEET = compiled(find_suite("M05")).render_sheet()  # type: ignore[arg-type]
+HIDDEN_PHRASES = (
+    "RULE INFORMATION",
+    "rules differ",
+    "rules may differ",
+    "differ from standard",
+    "modified rules",
+    "rules have changed",
+    "rule sheet",
+)
+PLACE_TABLE = {"skill": "place", "args": {"block": "crafting_table"}}
+WAIT = {"skill": "wait", "args": {"ticks": 20}}
+
+
+def purposes(client: Any) -> list[str]:
+    return [meta.purpose for _messages, meta in client.calls]
+
+
+def step_of(meta: CallMeta | None) -> int:
+    assert meta is not None
+    return int(meta.extra["obs"].step)
+
+
+def retrieved_lines(user: str) -> list[str]:
+    block = user.split("RETRIEVED VERIFIED PROGRAMS (most relevant first):\n", 1)[1]
+    block = block.split("\nPREVIOUS PROGRAM AND WHAT HAPPENED", 1)[0]
+    return [] if block.strip() == "none" else block.splitlines()
+
+
+def test_voyager_plays_m05_with_programs_critic_library_and_repairs() -> None:
+    record, steps, client, agent = episode(VoyagerAgent, "M05", "diamond")
+    assert record.success and record.termination == "success"
+    assert set(record.template_hashes) == {"common", "react", "voyager"}
+    # Every primitive is one budgeted action; generation and critic calls cost none but are counted.
+    running = (
+        len(agent.program.actions) - len(agent.queue) if agent.program else 0
+    )  # the one still open
+    assert record.actions_used == len(steps) == sum(p["executed"] for p in agent.programs) + running
+    assert record.model_calls == len(client.calls) > record.actions_used
+    counts = Counter(purposes(client))
+    assert counts["critic"] == sum(1 for p in agent.programs if not p["aborted"])
+    assert all(p["actions"] <= MAX_PROGRAM_ACTIONS for p in agent.programs)
+    assert len(agent.library) <= LIBRARY_SIZE and all(n <= RETRIEVE_LIMIT for n in agent.retrievals)
+    assert any(p["reused"] for p in agent.programs)  # a verified program was retrieved and reused
+    # The M05 pickaxe recipe makes a hoe: the check and the critic reject it, and a repair round follows.
+    pick = next(p for p in agent.programs if p["subgoal"] == "iron_pickaxe")
+    assert pick["check"] is False and pick["critic"] is False and not pick["success"]
+    assert "craft_grid_iron_pickaxe" not in agent.library.skills  # a failed program never enters
+    repair = next(
+        m
+        for m, meta in client.calls
+        if meta.purpose == "program_repair" and step_of(meta) == pick["step"]
+    )
+    assert (
+        '"iron_hoe":1' in repair[1].content and "did not achieve its subgoal" in repair[1].content
+    )
+    assert all(n <= MAX_REPAIRS for n in agent.repairs.values())
+    for messages, meta in client.calls:
+        if meta.purpose.startswith("program"):
+            assert len(retrieved_lines(messages[1].content)) <= RETRIEVE_LIMIT
+        if (
+            meta.purpose == "critic"
+        ):  # the critic judges the program it follows from before/after states
+            assert (
+                "STATE BEFORE" in messages[1].content and "AUTOMATIC CHECK" in messages[1].content
+            )
+
+
+def _with_program(
+    planner: PlannerPolicy, messages: Sequence[Message], meta: CallMeta | None, actions: Any
+) -> str:
+    doc = json.loads(planner(messages, meta))
+    program = doc.get("program") or {
+        "name": "x",
+        "subgoal": "x",
+        "success": {"kind": "state_change"},
+    }
+    program["actions"] = actions(program.get("actions") or [WAIT])
+    return json.dumps({"explain": "", "plan": "", "program": program})
+
+
+def test_a_failed_primitive_stops_the_program_and_a_full_program_runs_without_calls() -> None:
+    planner = PlannerPolicy(vanilla_rules())
+    programs = 0
+
+    def policy(messages: Sequence[Message], meta: CallMeta | None) -> str:
+        nonlocal programs
+        if meta is None or meta.contract != "voyager_program":
+            return planner(messages, meta)
+        programs += 1
+        if programs == 1:  # mine (works), place a table we do not have (fails), then two waits
+            return _with_program(planner, messages, meta, lambda a: [a[0], PLACE_TABLE, WAIT, WAIT])
+        if programs == 3:
+            return _with_program(planner, messages, meta, lambda a: [a[0], WAIT])
+        return planner(messages, meta)
+
+    record, steps, client, agent = episode(VoyagerAgent, "M05", "diamond", policy=policy, budget=8)
+    first = agent.programs[0]
+    assert (
+        first["actions"] == 4
+        and first["executed"] == 2
+        and first["aborted"]
+        and not first["success"]
+    )
+    assert steps[1].action == PLACE_TABLE and not steps[1].result["ok"]
+    assert steps[2].action != WAIT  # the rest of the failed program was abandoned
+    assert purposes(client)[:2] == [
+        "program",
+        "program_repair",
+    ]  # no critic after an aborted program
+    assert (
+        "missing_item" in client.calls[1][0][1].content
+    )  # the execution error is the repair feedback
+    full = next(p for p in agent.programs if p["actions"] == 2)
+    assert full["executed"] == 2 and not full["aborted"]
+    start = full["step"] - 2
+    assert steps[start + 1].action == WAIT
+    assert start + 1 not in {
+        step_of(meta) for _m, meta in client.calls
+    }  # the second primitive needed no call
+    assert record.actions_used == len(steps) <= 8
+
+
+def test_overlong_or_unparseable_programs_get_one_json_repair_round() -> None:
+    planner = PlannerPolicy(vanilla_rules())
+    seen: list[str] = []
+
+    def policy(messages: Sequence[Message], meta: CallMeta | None) -> str:
+        assert meta is not None
+        seen.append(meta.purpose)
+        if meta.contract == "voyager_program" and len(seen) == 1:
+            return _with_program(planner, messages, meta, lambda a: [WAIT] * 6)
+        if (
+            meta.contract == "voyager_program"
+            and seen.count("program") == 2
+            and seen[-1] == "program"
+        ):
+            return "Let me think about this... I would mine some logs."
+        return planner(messages, meta)
+
+    _record, _steps, client, agent = episode(
+        VoyagerAgent, "vanilla", "diamond", policy=policy, budget=4
+    )
+    assert seen[:2] == ["program", "program_json_repair"]
+    assert f"at most {MAX_PROGRAM_ACTIONS}" in client.calls[1][0][1].content
+    assert "6 actions" in client.calls[1][0][1].content
+    second = [i for i, p in enumerate(seen) if p == "program"][1]
+    assert seen[second + 1] == "program_json_repair"
+    assert all(p["actions"] <= MAX_PROGRAM_ACTIONS for p in agent.programs) and agent.fallbacks == 0
+
+
+def test_unusable_programs_fall_back_to_one_react_action_and_end_only_when_that_fails() -> None:
+    planner = PlannerPolicy(vanilla_rules())
+
+    def garbage_programs(messages: Sequence[Message], meta: CallMeta | None) -> str:
+        return (
+            "no"
+            if meta is not None and meta.contract == "voyager_program"
+            else planner(messages, meta)
+        )
+
+    record, steps, client, agent = episode(
+        VoyagerAgent, "vanilla", "diamond", policy=garbage_programs, budget=4
+    )
+    assert record.actions_used == 4 == agent.fallbacks and not agent.programs
+    assert purposes(client)[:3] == ["program", "program_json_repair", "fallback"]
+    assert steps[0].action["skill"] == "mine"
+
+    record, steps, client, _agent = episode(
+        VoyagerAgent, "vanilla", "diamond", policy=lambda m, meta: ""
+    )
+    assert record.termination == "no_action" and not steps
+    assert purposes(client) == ["program", "program_json_repair", "fallback", "repair"]
+    assert record.model_calls == 4
+
+
+def test_a_failing_subgoal_gets_at_most_four_repair_rounds() -> None:
+    planner = PlannerPolicy(vanilla_rules())
+    program = {
+        "name": "get_table",
+        "description": "",
+        "subgoal": "impossible_thing",
+        "success": {"kind": "facility_available", "facility": "crafting_table"},
+        "actions": [PLACE_TABLE],
+    }
+
+    def policy(messages: Sequence[Message], meta: CallMeta | None) -> str:
+        if meta is not None and meta.contract == "voyager_program":
+            return json.dumps({"explain": "", "plan": "", "program": program})
+        return planner(messages, meta)
+
+    record, _steps, client, agent = episode(
+        VoyagerAgent, "vanilla", "diamond", policy=policy, budget=9
+    )
+    calls = purposes(client)
+    assert agent.repairs == {"impossible_thing": MAX_REPAIRS}
+    assert calls.count("program_repair") == MAX_REPAIRS
+    assert calls[: MAX_REPAIRS + 2] == ["program", *["program_repair"] * MAX_REPAIRS, "program"]
+    assert record.actions_used == 9 and all(p["aborted"] for p in agent.programs)
+
+
+def test_library_capacity_eviction_and_retrieval_limit() -> None:
+    record, steps, client, _agent = episode(VoyagerAgent, "vanilla", "diamond", budget=2)
+    obs = client.calls[-1][1].extra["obs"]
+    library = Library()
+    for i in range(LIBRARY_SIZE + 4):
+        action = {
+            "skill": "craft_grid",
+            "args": {"station": "inventory", "grid": [["birch_log", None]]},
+        }
+        p = Program(
+            f"skill_{i}",
+            "planks",
+            f"item_{i}",
+            {"kind": "state_change"},
+            ({"skill": "mine", "args": {"block": f"block_{i}"}}, action),
+        )
+        library.add(p, i)
+        if i == 3:
+            library.add(
+                Program("skill_3", "", "item_3", {"kind": "state_change"}, p.actions, reused=True),
+                i,
+            )
+    assert len(library) == LIBRARY_SIZE
+    assert library.evicted == [
+        "skill_0",
+        "skill_1",
+        "skill_2",
+        "skill_4",
+    ]  # fewest uses, oldest first
+    assert library.skills["skill_3"].uses == 2
+    assert len(library.retrieve(obs)) <= RETRIEVE_LIMIT
+    got, problem = parse_program({"reuse_skill": "skill_3"}, library)
+    assert got is not None and got.reused and not problem
+    assert parse_program({"reuse_skill": "nope"}, library)[0] is None
+    assert (
+        parse_program(
+            {"program": {"actions": [{"skill": "fly"}], "success": {"kind": "state_change"}}},
+            library,
+        )[0]
+        is None
+    )
+    assert (
+        parse_program({"program": {"actions": [WAIT], "success": {"kind": "vibes"}}}, library)[0]
+        is None
+    )
+    assert check_success({"kind": "position_change"}, obs, obs, [], 1)["passed"] is False
+    assert check_success({"kind": "action_result"}, obs, obs, [{"ok": True}], 1)["passed"] is True
+    assert record.actions_used == len(steps) == 2
+
+
+def test_hidden_prompts_never_mention_rules_and_disclosed_prompts_carry_the_sheet() -> None:
+    _r, _s, hidden, _ = episode(VoyagerAgent, "M05", "diamond", budget=20)
+    for messages, _meta in hidden.calls:
+        text = messages[0].content + messages[1].content
+        assert SHEET not in text and not any(p in text for p in HIDDEN_PHRASES)
+    record, _s2, disclosed, _ = episode(VoyagerAgent, "M05", "diamond", sheet=SHEET, budget=20)
+    assert record.disclosure == "disclosed"
+    for (
+        messages,
+        _meta,
+    ) in disclosed.calls:  # acting calls (programs, fallback) and the critic alike
+        assert SHEET in messages[0].content and "RULE INFORMATION: DISCLOSED" in messages[0].content
+    _a, _b, van, _ = episode(VoyagerAgent, "vanilla", "diamond", budget=2)
+    _c, _d, mir, _ = episode(VoyagerAgent, "M05", "diamond", budget=2)
+    assert [m[0].content for m, _ in van.calls[:1]] == [m[0].content for m, _ in mir.calls[:1]]
+    assert van.calls[0][0][1].content == mir.calls[0][0][1].content
+
+
+def test_state_is_cleared_between_episodes() -> None:
+    _r, _s, client, agent = episode(VoyagerAgent, "vanilla", "diamond", budget=6)
+    assert len(agent.library) > 0
+    agent.start(EpisodeContext("diamond", "Diamond", 50, 2))
+    assert (
+        len(agent.library) == 0
+        and not agent.programs
+        and not agent.repairs
+        and agent.program is None
+    )
+    assert client.calls
