@@ -20,6 +20,7 @@ from mirrorcraft.body.inventory import Inventory, Key, delta
 from mirrorcraft.body.paths import Approach, Blocked, plan_approach, settle
 from mirrorcraft.body.results import ActionResult
 from mirrorcraft.rules.items import ItemStack
+from mirrorcraft.rules.loot import LootTable
 from mirrorcraft.rules.loot_context import EntityState, LootContext
 from mirrorcraft.rules.ruleset import RuleSet
 from mirrorcraft.world.index import Pos
@@ -170,24 +171,46 @@ class Body:
         drops: list[ItemStack] = []
         table = self.rules.block_table(block)
         if harvestable and table is not None:
-            ctx = LootContext(tool=stack)
-            key = f"block|{pos[0]},{pos[1]},{pos[2]}|{sub}"
-            drops = self.rules.roll(table, ctx, self.rng(key))
-            self.events.rule_applied(
-                RuleApplication(
-                    "loot",
-                    self.step,
-                    self.signature,
-                    _canon(drops),
-                    f"loot_tables/{table.location}",
-                    table=table.location,
-                    loot_context=ctx,
-                    rng_parts=(self.episode_seed, self.step, key),
-                )
+            info = self.rules.game.blocks[block]
+            ctx = LootContext(
+                tool=stack,
+                block=block,
+                block_properties=info.default_state,
+                this_entity=EntityState("player"),
+                lookup=self._lookup_near(pos),
             )
+            drops = self._roll(table, ctx, f"block|{pos[0]},{pos[1]},{pos[2]}|{sub}")
         self.state.set_block(pos, "air")
         self._break_unsupported(pos, drops, sub)
         return drops
+
+    def _roll(self, table: LootTable, ctx: LootContext, key: str) -> list[ItemStack]:
+        """Roll a loot table with this action's keyed draws and report it to the evaluator."""
+        drops = self.rules.roll(table, ctx, self.rng(key))
+        self.events.rule_applied(
+            RuleApplication(
+                "loot",
+                self.step,
+                self.signature,
+                _canon(drops),
+                f"loot_tables/{table.location}",
+                table=table.location,
+                loot_context=ctx,
+                rng_parts=(self.episode_seed, self.step, key),
+            )
+        )
+        return drops
+
+    def _lookup_near(self, pos: Pos) -> Callable[[int, int, int], tuple[str, Mapping[str, str]]]:
+        """What location_check predicates see around a broken block (default block states)."""
+        state, blocks = self.state, self.rules.game.blocks
+
+        def lookup(dx: int, dy: int, dz: int) -> tuple[str, Mapping[str, str]]:
+            name = state.block((pos[0] + dx, pos[1] + dy, pos[2] + dz))
+            info = blocks.get(name)
+            return name, info.default_state if info else {}
+
+        return lookup
 
     def _break_unsupported(self, pos: Pos, drops: list[ItemStack], sub: object) -> None:
         above = (pos[0], pos[1] + 1, pos[2])
@@ -202,20 +225,7 @@ class Body:
         ctx = LootContext(
             tool=weapon, this_entity=EntityState(entity), killer_is_player=True, looting=looting
         )
-        key = f"entity|{mob_id}"
-        drops = self.rules.roll(table, ctx, self.rng(key))
-        self.events.rule_applied(
-            RuleApplication(
-                "loot",
-                self.step,
-                self.signature,
-                _canon(drops),
-                f"loot_tables/{table.location}",
-                table=table.location,
-                loot_context=ctx,
-                rng_parts=(self.episode_seed, self.step, key),
-            )
-        )
+        drops = self._roll(table, ctx, f"entity|{mob_id}")
         return drops
 
     # -- movement --------------------------------------------------------------------
