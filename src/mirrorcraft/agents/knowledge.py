@@ -116,6 +116,30 @@ def expand_refs(rules: RuleSet, refs: Iterable[str]) -> list[str]:
     return out
 
 
+def concrete_grid(
+    option: CraftOption, inventory: Mapping[str, int]
+) -> tuple[list[list[str | None]], dict[str, int]]:
+    """A grid for an option filled from ``inventory`` (most plentiful alternative first),
+    and the items still missing for it."""
+    left = dict(inventory)
+    missing: dict[str, int] = {}
+    rows: list[list[str | None]] = []
+    for row in option.rows:
+        out: list[str | None] = []
+        for cell in row:
+            if cell is None:
+                out.append(None)
+                continue
+            choice = max(sorted(cell), key=lambda i: left.get(i, 0))
+            if left.get(choice, 0) > 0:
+                left[choice] -= 1
+            else:
+                missing[choice] = missing.get(choice, 0) + 1
+            out.append(choice)
+        rows.append(out)
+    return rows, missing
+
+
 def _craft_options(rules: RuleSet) -> list[CraftOption]:
     options = []
     for loc, recipe in sorted(rules.recipes.items()):

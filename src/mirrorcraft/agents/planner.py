@@ -19,7 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mirrorcraft.agents.knowledge import Belief, CraftOption, SmeltOption, SourceOption, expand_refs
+from mirrorcraft.agents.knowledge import (
+    Belief,
+    CraftOption,
+    SmeltOption,
+    SourceOption,
+    concrete_grid,
+    expand_refs,
+)
 from mirrorcraft.body.enchanting import is_enchantable
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.rules.ruleset import RuleSet
@@ -435,21 +442,8 @@ class Planner:
         )
 
     def _concrete_grid(self, m: CraftOption) -> list[list[str | None]] | None:
-        left = dict(self.inv)
-        rows: list[list[str | None]] = []
-        for row in m.rows:
-            out: list[str | None] = []
-            for cell in row:
-                if cell is None:
-                    out.append(None)
-                    continue
-                choice = max(sorted(cell), key=lambda i: left.get(i, 0))
-                if left.get(choice, 0) <= 0:
-                    return None
-                left[choice] -= 1
-                out.append(choice)
-            rows.append(out)
-        return rows
+        rows, missing = concrete_grid(m, self.inv)
+        return None if missing else rows
 
     def _smelt(
         self,

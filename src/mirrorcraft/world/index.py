@@ -236,31 +236,9 @@ class BlockIndex:
         return out
 
     def _section_min(self, grid: NDArray[np.uint16], b: int, pos: Pos, radius: float) -> int | None:
-        """Scan the sections that (generated with) ``b``, nearest first, until none can be closer."""
-        secs = self.sections.get(b)
-        if secs is None or not len(secs):
-            return None
-        px, py, pz = pos
-        pyi = py - self.min_y
-        lo = secs * SECTION
-        hi = lo + SECTION - 1
-        p = np.array([px, pz, pyi], dtype=np.int32)
-        gap = np.maximum(np.maximum(lo - p, p - hi), 0)
-        bound = (gap * gap).sum(axis=1)
-        r2 = int(radius * radius)
-        best: int | None = None
-        for i in np.argsort(bound, kind="stable").tolist():
-            if bound[i] > r2 or (best is not None and bound[i] >= best):
-                break
-            x0, z0, y0 = (int(v) for v in lo[i])
-            sub = grid[x0 : x0 + SECTION, z0 : z0 + SECTION, y0 : y0 + SECTION]
-            xs, zs, ys = np.nonzero(sub == b)
-            if xs.size:
-                dx, dy, dz = xs + x0 - px, ys + y0 - pyi, zs + z0 - pz
-                d2 = int((dx * dx + dy * dy + dz * dz).min())
-                if d2 <= r2 and (best is None or d2 < best):
-                    best = d2
-        return best
+        """The nearest squared distance of ``b`` found by scanning its candidate sections."""
+        hits = self._section_hits(grid, b, pos, radius, 1, False)
+        return min((h.d2 for h in hits), default=None)
 
     def is_rare(self, block_id: int) -> bool:
         return block_id in self.rare or block_id not in self.counts

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from mirrorcraft.agents.knowledge import Belief, CraftOption, build_belief
+from mirrorcraft.agents.knowledge import Belief, CraftOption, build_belief, concrete_grid
 from mirrorcraft.agents.llm.history import History
 from mirrorcraft.agents.planner import Memory, Planner, goal_of
 from mirrorcraft.body.observation import Observation
@@ -55,7 +55,7 @@ class VanillaPrior:
             result = option.outputs[0][0]
             if result not in self.relevant or (result in inventory and result in FACILITIES):
                 continue
-            grid, missing = _grid(option, inventory)
+            grid, missing = concrete_grid(option, inventory)
             owned_any = any(inventory.get(i, 0) > 0 for cell in option.inputs for i in cell)
             if not owned_any:
                 continue
@@ -73,28 +73,6 @@ class VanillaPrior:
             )
         out.sort(key=lambda h: (not h["executable"], len(dict(h["missing"])), str(h["output"])))
         return out[:HYPOTHESIS_LIMIT]
-
-
-def _grid(
-    option: CraftOption, inventory: dict[str, int]
-) -> tuple[list[list[str | None]], dict[str, int]]:
-    left = dict(inventory)
-    missing: dict[str, int] = {}
-    rows: list[list[str | None]] = []
-    for row in option.rows:
-        out: list[str | None] = []
-        for cell in row:
-            if cell is None:
-                out.append(None)
-                continue
-            choice = max(sorted(cell), key=lambda i: left.get(i, 0))
-            if left.get(choice, 0) > 0:
-                left[choice] -= 1
-            else:
-                missing[choice] = missing.get(choice, 0) + 1
-            out.append(choice)
-        rows.append(out)
-    return rows, missing
 
 
 def capabilities(obs: Observation, tools: dict[str, tuple[str, str]]) -> dict[str, Any]:
