@@ -8,10 +8,23 @@ from typing import Any
 
 from mirrorcraft.agents.llm.scripted import PlannerPolicy
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
+from mirrorcraft.datapack.suites import compiled, find_suite
 from mirrorcraft.evaluator.tasks import get_task
 from mirrorcraft.llm.base import CallMeta, Completion, Message, Sampling
 from mirrorcraft.runner.episode import EpisodeSpec, run_episode
 from mirrorcraft.world.registry import load_world
+
+M05_SHEET = compiled(find_suite("M05")).render_sheet()  # type: ignore[arg-type]
+HIDDEN_PHRASES = (
+    "RULE INFORMATION",
+    "rules differ",
+    "rules may differ",
+    "differ from standard",
+    "modified rules",
+    "rules have changed",
+    "rule sheet",
+)
+"""Wording that must never reach a model in the hidden condition."""
 
 
 class FakeClient:

@@ -20,20 +20,10 @@ from mirrorcraft.agents.llm.adam_causal import (
 )
 from mirrorcraft.agents.llm.scripted import PlannerPolicy
 from mirrorcraft.backends.rulesets import vanilla_rules
-from mirrorcraft.datapack.suites import compiled, find_suite
 from mirrorcraft.llm.base import CallMeta, Message
-from tests.llm_fakes import episode
+from tests.llm_fakes import HIDDEN_PHRASES, episode
+from tests.llm_fakes import M05_SHEET as SHEET
 
-SHEET = compiled(find_suite("M05")).render_sheet()  # type: ignore[arg-type]
-HIDDEN_PHRASES = (
-    "RULE INFORMATION",
-    "rules differ",
-    "rules may differ",
-    "differ from standard",
-    "modified rules",
-    "rules have changed",
-    "rule sheet",
-)
 PLANKS = {"skill": "craft_grid", "args": {"station": "inventory", "grid": [["birch_log", None]]}}
 STICKS = {
     "skill": "craft_grid",

@@ -18,20 +18,9 @@ from mirrorcraft.agents.llm.xenon_graph import (
     MemoryEntry,
 )
 from mirrorcraft.backends.rulesets import vanilla_rules
-from mirrorcraft.datapack.suites import compiled, find_suite
 from mirrorcraft.llm.base import CallMeta, Message
-from tests.llm_fakes import episode
-
-SHEET = compiled(find_suite("M05")).render_sheet()  # type: ignore[arg-type]
-HIDDEN_PHRASES = (
-    "RULE INFORMATION",
-    "rules differ",
-    "rules may differ",
-    "differ from standard",
-    "modified rules",
-    "rules have changed",
-    "rule sheet",
-)
+from tests.llm_fakes import HIDDEN_PHRASES, episode
+from tests.llm_fakes import M05_SHEET as SHEET
 
 
 def line(user: str, label: str) -> Any:
