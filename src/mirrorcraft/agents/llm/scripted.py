@@ -65,12 +65,32 @@ class PlannerPolicy:
             self.last_step = obs.step
         return self.current
 
+    def catch_up(self, observed: Sequence[tuple[dict[str, Any], Observation]]) -> None:
+        """Learn from results the configuration saw without calling the model.
+
+        ``observed`` holds (action sent, observation after it) pairs in order. A
+        result is credited to the planner's pending step only when the action sent
+        was that step's action; otherwise there is nothing to attribute it to.
+        """
+        a = self.agent
+        for action, obs in observed:
+            if self.task != obs.progress.task or obs.step <= self.last_step:
+                continue
+            if a.pending is not None and a.pending.action != action:
+                a.pending = None
+            a.memory.step = obs.step
+            a._learn(obs)
+            a.last_inv = dict(obs.inventory)
+            self.last_step = obs.step
+            self.current = None
+
     def __call__(self, messages: Sequence[Message], meta: CallMeta | None) -> str:
         self.calls.append(meta or CallMeta("unknown"))
         self.prompts.append(messages)
         if meta is None or not isinstance(meta.extra.get("obs"), Observation):
             return "{}"
         obs: Observation = meta.extra["obs"]
+        self.catch_up(meta.extra.get("observed", ()))
         action = self.next_action(obs) or {"skill": "wait", "args": {}}
         writer = WRITERS.get(meta.contract, _action_reply)
         return writer(self, obs, action, meta)
@@ -322,3 +342,7 @@ def _adam_discovery(
             }
         )
     return json.dumps({"edges": edges})
+
+
+# MineEvolve registers its own reply contracts (imported last: it uses the helpers above).
+from mirrorcraft.agents.mineevolve import mock_replies as _mineevolve_replies  # noqa: E402,F401
