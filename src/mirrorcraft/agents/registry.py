@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,37 @@ LLM_AGENTS: dict[str, str] = {
     "voyager": "mirrorcraft.agents.llm.voyager:VoyagerAgent",
     "xenon": "mirrorcraft.agents.llm.xenon:XenonAgent",
     "adam": "mirrorcraft.agents.llm.adam:AdamAgent",
+    "mineevolve": "mirrorcraft.agents.mineevolve.agent:MineEvolveAgent",
 }
 """Configuration name -> "module:class". ReAct with rules is ``react`` in the disclosed condition."""
+
+MOCK_MODEL = "mock-planner"
+"""A model name served offline by the scripted mock (the adaptive planner speaking each
+configuration's reply format): for smoke runs and tests, never a measurement of a model."""
+
+_VARIANT = re.compile(r"^([a-z][a-z0-9-]*)\[([a-z0-9_]+)\]$")
+
+
+def split_name(name: str) -> tuple[str, str | None]:
+    """``mineevolve[no_curator]`` -> ("mineevolve", "no_curator"); plain names have no variant."""
+    m = _VARIANT.match(name)
+    return (m.group(1), m.group(2)) if m else (name, None)
+
+
+def agent_variants(base: str) -> tuple[str, ...]:
+    """The named variants (ablations) a configuration offers."""
+    if base != "mineevolve":
+        return ()
+    from mirrorcraft.agents.mineevolve.config import default_config
+
+    return tuple(default_config().variants)
+
+
+def is_known_agent(name: str) -> bool:
+    base, variant = split_name(name)
+    if base not in known_agents():
+        return False
+    return variant is None or variant in agent_variants(base)
 
 
 class UnknownAgentError(KeyError):
@@ -40,7 +70,7 @@ def known_agents() -> tuple[str, ...]:
 
 
 def needs_model(name: str) -> bool:
-    return name in LLM_AGENTS
+    return split_name(name)[0] in LLM_AGENTS
 
 
 def llm_agent_class(name: str) -> Any:
@@ -60,12 +90,25 @@ def make_agent(
     cache_scope: str = "",
     client: Any = None,
     client_settings: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> Agent:
-    """Build a fresh agent. Only the oracle receives the active rules; LLM agents get a client."""
+    """Build a fresh agent. Only the oracle receives the active rules; LLM agents get a client.
+
+    ``name`` may carry a variant (``mineevolve[no_curator]``); ``options`` are
+    configuration settings (only configurations that take options accept them).
+    """
+    base, variant = split_name(name)
+    if variant is not None and variant not in agent_variants(base):
+        raise UnknownAgentError(f"unknown variant {variant!r} of agent {base!r}")
     if name in REFERENCE_AGENTS:
         agent: Agent = make_reference_agent(name, active, vanilla)
         return agent
-    if name in LLM_AGENTS and _available(name):
+    if base in LLM_AGENTS and _available(base):
+        if client is None and model == MOCK_MODEL:
+            from mirrorcraft.agents.llm.scripted import PlannerPolicy
+            from mirrorcraft.llm.mock import MockLLM
+
+            client = MockLLM(PlannerPolicy(vanilla), model=MOCK_MODEL)
         if client is None:
             from mirrorcraft.llm.factory import make_client
 
@@ -77,6 +120,12 @@ def make_agent(
                 cache_scope=cache_scope,
                 **(client_settings or {}),
             )
-        built: Agent = llm_agent_class(name)(name, client, vanilla)
+        opts = dict(options or {})
+        if variant is not None:
+            opts["variant"] = variant
+        cls = llm_agent_class(base)
+        built: Agent = (
+            cls(name, client, vanilla, options=opts) if opts else cls(name, client, vanilla)
+        )
         return built
     raise UnknownAgentError(f"unknown agent {name!r} (available: {', '.join(known_agents())})")

@@ -105,6 +105,7 @@ _EPISODE_CHECKS: dict[str, tuple[Check, str]] = {
     "cost_usd": (lambda v: v is None or _is_num(v), "a number or null"),
     "wall_seconds": (_is_num, "a number"),
     "template_hashes": (_dict_of(_is_str), "an object of strings"),
+    "memory": (lambda v: type(v) is dict, "an object"),
     "is_mirror": (lambda v: isinstance(v, bool), "true or false"),
 }
 _ENCOUNTER_CHECKS: dict[str, tuple[Check, str]] = {

@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mirrorcraft.analysis.accumulation import accumulation_summary
 from mirrorcraft.analysis.metrics import (
     HIDDEN,
     VANILLA,
@@ -197,8 +198,13 @@ def summarize(
     compared_tasks: Sequence[str] = ("iron_armor", "diamond"),
     checkpoints: Sequence[int] = (100, 150, 200),
     excluded: dict[str, int] | None = None,
+    train_records: Sequence[EpisodeRecord] = (),
 ) -> dict[str, Any]:
-    """Every table of the paper that the records allow, as one JSON-ready dictionary."""
+    """Every table of the paper that the records allow, as one JSON-ready dictionary.
+
+    ``train_records`` are the training episodes of an accumulation experiment (its
+    ``train.sqlite``), for the training-stream table.
+    """
     index = PairIndex(records)
     hidden = [r for r in records if r.disclosure == HIDDEN]
     hidden_index = PairIndex(hidden)
@@ -219,4 +225,5 @@ def summarize(
         "within_suite": within_suite_section(records, index, threshold, compared_tasks),
         "horizon": horizon_section(records, checkpoints),
         "diagnostics": diagnostics_section(records),
+        "accumulation": accumulation_summary(records, train_records),
     }

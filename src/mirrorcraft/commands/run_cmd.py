@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mirrorcraft import __version__
-from mirrorcraft.agents.registry import known_agents, needs_model
+from mirrorcraft.agents.registry import MOCK_MODEL, is_known_agent, known_agents, needs_model
 from mirrorcraft.backends.rulesets import resolve_rules
 from mirrorcraft.commands.common import UserError
 from mirrorcraft.faults import InfrastructureFault
@@ -78,7 +78,7 @@ def _validate(spec: ExperimentSpec) -> None:
         if w not in worlds:
             raise UserError(f"unknown world {w!r} (known: {', '.join(worlds)})")
     for a in spec.agents:
-        if a not in known_agents():
+        if not is_known_agent(a):
             raise UserError(f"unknown agent {a!r} (available now: {', '.join(known_agents())})")
         if needs_model(a):
             if all(m.name == "none" for m in spec.models):
@@ -90,6 +90,8 @@ def _validate(spec: ExperimentSpec) -> None:
             from mirrorcraft.llm.openai_client import read_api_key
 
             for m in spec.models:
+                if m.name == MOCK_MODEL:
+                    continue
                 try:
                     make_settings(m.name, m.base_url, m.api_key_env, **m.client)
                     if m.api_key_env:
@@ -108,6 +110,12 @@ def _validate(spec: ExperimentSpec) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.spec:
+        from mirrorcraft.commands.accumulate_cmd import is_accumulation, read_raw, run_accumulation
+
+        raw = read_raw(Path(args.spec))
+        if is_accumulation(raw):
+            return run_accumulation(args, raw, args.spec)
     spec = _spec(args)
     _validate(spec)
     out = Path(args.out) if args.out else Path("runs") / spec.name

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from mirrorcraft.report.accumulation_tables import accumulation_tables
 from mirrorcraft.report.render import Cell, Table, count, num, pm, signed
 from mirrorcraft.report.stat_tables import (
     cochran,
@@ -277,6 +278,7 @@ _BUILDERS: list[Callable[[Summary], Table | list[Table] | None]] = [
     within_suite,
     cochran,
     disclosure_tests,
+    accumulation_tables,
 ]
 
 

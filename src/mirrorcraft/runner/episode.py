@@ -37,6 +37,11 @@ class EpisodeSpec:
     spec_hash: str = ""
 
 
+def _memory_stats(agent: Agent) -> dict[str, Any]:
+    stats = getattr(agent, "memory_stats", None)
+    return dict(stats()) if callable(stats) else {}
+
+
 def _signature(raw: Any) -> list[str]:
     parsed = parse_action(raw)
     if isinstance(parsed, Action):
@@ -153,6 +158,7 @@ async def run_episode(
         spec_hash=spec.spec_hash,
         wall_seconds=round(time.perf_counter() - started, 4),
         agent_error=agent_error,
+        memory=_memory_stats(agent),
         template_hashes=dict(getattr(agent, "template_hashes", {}) or {}),
     )
     return record, steps

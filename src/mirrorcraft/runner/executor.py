@@ -36,11 +36,29 @@ MAX_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
+class MemoryPlan:
+    """Where an agent's knowledge comes from for one episode (agents with a knowledge store).
+
+    ``store`` is a knowledge-store file read at the start (None: start empty);
+    with ``writable`` the episode's knowledge operations are returned for the
+    caller to commit; ``info`` is copied into the record's ``memory`` field.
+    """
+
+    store: str | None
+    writable: bool
+    info: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Job:
     condition: EpisodeCondition
     experiment: str
     spec_hash: str
     model_config: dict[str, Any]
+    memory: MemoryPlan | None = None
+    agent_name: str | None = None
+    """The configuration to build when ``condition.agent`` is only a label (accumulation runs)."""
+    agent_options: dict[str, Any] | None = None
 
 
 def rule_sheet_for(rules: str) -> str | None:
@@ -58,11 +76,13 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
         settings = dict(job.model_config)
         overrides = settings.pop("client", None) or {}
         extra: dict[str, Any] = {}
-        if needs_model(c.agent):
+        name = job.agent_name or c.agent
+        if needs_model(name):
             extra = {"cache_scope": c.episode_id, "client_settings": overrides}
-        agent = make_agent(
-            c.agent, active=active, vanilla=vanilla, model=c.model, **settings, **extra
-        )
+        if job.agent_options:
+            extra["options"] = job.agent_options
+        agent = make_agent(name, active=active, vanilla=vanilla, model=c.model, **settings, **extra)
+        version = _load_memory(agent, job.memory)
         task = get_task(c.task).with_budget(c.budget)
         sheet = rule_sheet_for(c.rules) if c.disclosure == "disclosed" else None
         spec = EpisodeSpec(
@@ -88,7 +108,11 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
                 from mirrorcraft.llm.factory import close_client
 
                 await close_client(client)
-        return ("ok", (record, steps))
+        if job.memory is None:
+            return ("ok", (record, steps))
+        delta = agent.knowledge_delta() if job.memory.writable else []  # type: ignore[attr-defined]
+        record.memory = {**record.memory, **job.memory.info, "store_version": version}
+        return ("ok", (record, steps, delta))
     except InfrastructureFault as exc:
         return ("fault", f"infrastructure: {exc}")
     except (
@@ -96,6 +120,22 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
     ) as exc:  # a bug in the simulator or harness, or a bad setting: record it, rerun later
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return ("fault", f"internal error: {detail}")
+
+
+def _load_memory(agent: Any, memory: MemoryPlan | None) -> int:
+    """Give the agent its store's entries; returns the store version read (0: empty start)."""
+    if memory is None:
+        return 0
+    if not hasattr(agent, "load_knowledge"):
+        raise ValueError(f"agent {agent.name!r} keeps no knowledge store")
+    if memory.store is None:
+        agent.load_knowledge([], writable=memory.writable)
+        return 0
+    from mirrorcraft.agents.mineevolve.store import KnowledgeStore
+
+    with KnowledgeStore.open(memory.store, read_only=True) as store:
+        agent.load_knowledge(store.entries(), writable=memory.writable)
+        return store.version
 
 
 def run_job(job: Job) -> tuple[str, Any]:

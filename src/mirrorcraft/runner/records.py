@@ -71,6 +71,9 @@ class EpisodeRecord:
     wall_seconds: float = 0.0
     agent_error: str = ""
     """When termination is agent_error: what went wrong inside the agent."""
+    memory: dict[str, Any] = field(default_factory=dict)
+    """Agents with a knowledge store (MineEvolve): phase, variant, checkpoint, the store and
+    its version, and the episode's knowledge figures (see docs/mineevolve.md). Empty otherwise."""
     schema_version: int = SCHEMA_VERSION
 
     @property

@@ -1,0 +1,156 @@
+"""``mirrorcraft run SPEC`` for ``kind: accumulation`` specs (MineEvolve knowledge experiments)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from mirrorcraft import __version__
+from mirrorcraft.agents.mineevolve.store import KnowledgeStore, KnowledgeStoreError
+from mirrorcraft.agents.registry import MOCK_MODEL
+from mirrorcraft.backends.rulesets import resolve_rules
+from mirrorcraft.commands.common import UserError
+from mirrorcraft.rules.errors import RulesError
+from mirrorcraft.runner.accumulate_run import AccumulationError, AccumulationRunner
+from mirrorcraft.runner.accumulation import AccumulationSpec
+from mirrorcraft.runner.spec import ModelSpec
+from mirrorcraft.runner.store import StoreError
+from mirrorcraft.world.registry import world_table
+
+
+def is_accumulation(raw: Any) -> bool:
+    return isinstance(raw, dict) and raw.get("kind") == "accumulation"
+
+
+def parse(raw: dict[str, Any], source: str) -> AccumulationSpec:
+    try:
+        return AccumulationSpec.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise UserError(f"{source}: field {where!r}: {first['msg']}") from None
+
+
+def validate(spec: AccumulationSpec) -> None:
+    worlds = world_table()
+    named = list(spec.eval.worlds) + (list(spec.train.worlds) if spec.train else [])
+    rules = list(spec.eval.rules) + (list(spec.train.rules) if spec.train else [])
+    for v in spec.variants:
+        t = spec.train_for(v)
+        if t is not None:
+            named += list(t.worlds)
+            rules += list(t.rules)
+    for w in named:
+        if w not in worlds:
+            raise UserError(f"unknown world {w!r} (known: {', '.join(worlds)})")
+    for r in dict.fromkeys(rules):
+        try:
+            resolve_rules(r)
+        except RulesError as exc:
+            raise UserError(str(exc)) from None
+    for v in spec.variants:
+        if v.start_from is not None:
+            try:
+                KnowledgeStore.open(v.start_from, read_only=True).close()
+            except KnowledgeStoreError as exc:
+                raise UserError(f"variant {v.name}: start_from: {exc}") from None
+    try:
+        from mirrorcraft.runner.accumulation import plan_streams
+
+        plan_streams(spec)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    from mirrorcraft.agents.mineevolve.config import MineEvolveConfigError, make_config
+
+    try:
+        make_config("full", spec.agent_settings)
+    except MineEvolveConfigError as exc:
+        raise UserError(f"agent_settings: {exc}") from None
+    from mirrorcraft.llm.base import LLMConfigError
+    from mirrorcraft.llm.factory import make_settings
+
+    for m in spec.models:
+        if m.name == MOCK_MODEL:
+            continue
+        try:
+            make_settings(m.name, m.base_url, m.api_key_env, **m.client)
+        except LLMConfigError as exc:
+            raise UserError(f"model {m.name!r}: {exc}") from None
+
+
+def run_accumulation(args: argparse.Namespace, raw: dict[str, Any], source: str) -> int:
+    if args.agent:
+        raise UserError("--agent does not apply to an accumulation spec (it runs MineEvolve)")
+    spec = parse(raw, source)
+    if args.model:
+        model = ModelSpec(name=args.model, base_url=args.base_url, api_key_env=args.api_key_env)
+        spec = spec.model_copy(update={"models": (model,)})
+    validate(spec)
+    out = Path(args.out) if args.out else Path("runs") / spec.name
+    try:
+        runner = AccumulationRunner(spec, out, workers=args.workers, on_done=_ticker())
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        runner.train_db.set_meta("software_version", __version__)
+        outcome = runner.run()
+    except (AccumulationError, KnowledgeStoreError) as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        runner.close()
+    print(
+        f"\nexperiment {spec.name}: {outcome.planned} episodes planned, {outcome.done} run now, "
+        f"{outcome.skipped} already done, {outcome.faults} infrastructure faults; "
+        f"results in {out}/results.sqlite (training in {out}/train.sqlite, stores in {out}/stores)",
+        file=sys.stderr,
+    )
+    summary, loaded = _summary(out)
+    from mirrorcraft.report.accumulation_tables import accumulation_tables
+    from mirrorcraft.report.render import render_text
+
+    print("\n".join(render_text(t) for t in accumulation_tables(summary)))
+    for line in outcome.missing:
+        print(f"not finished: {line}")
+    if not args.no_report and loaded.records:
+        from mirrorcraft.report.build import write_report
+
+        write_report(loaded, summary, out / "report", viewer=len(loaded.records) <= 1000)
+        print(f"report: {out / 'report' / 'index.html'}")
+    return 1 if outcome.missing else 0
+
+
+def _summary(out: Path) -> tuple[dict[str, Any], Any]:
+    from mirrorcraft.analysis import load_results, summarize
+
+    loaded = load_results(str(out / "results.sqlite"))
+    train = load_results(str(out / "train.sqlite")).records
+    return summarize(loaded.records, excluded=loaded.excluded, train_records=train), loaded
+
+
+def _ticker() -> Any:
+    counts = {"train": 0, "eval": 0}
+
+    def tick(phase: str) -> None:
+        counts[phase] = counts.get(phase, 0) + 1
+        total = counts["train"] + counts["eval"]
+        if total % 10 == 0:
+            print(
+                f"episodes: {counts['train']} training, {counts['eval']} evaluation",
+                file=sys.stderr,
+            )
+
+    return tick
+
+
+def read_raw(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path}: not valid YAML ({exc})") from None

@@ -1,0 +1,299 @@
+"""Running an accumulation experiment: training streams, snapshots, evaluations; resumable.
+
+This process is the only writer of the knowledge stores and of the two results
+databases (``train.sqlite`` for training episodes, ``results.sqlite`` for
+evaluation episodes, the one the standard report reads). An episode's knowledge
+operations are committed to its store *before* its record is written, so after
+an interruption a store can only be ahead of the records; a rerun truncates it to
+the finished prefix of its stream and continues, and re-creates any missing
+snapshot from the store's retained versions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import re
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mirrorcraft.agents.mineevolve.store import KnowledgeStore
+from mirrorcraft.runner.accumulation import AccumulationSpec, Stream, plan_streams
+from mirrorcraft.runner.executor import MAX_ATTEMPTS, Job, MemoryPlan, run_job, run_job_async
+from mirrorcraft.runner.store import ResultStore
+
+
+class AccumulationError(Exception):
+    """An accumulation run cannot continue as asked; the message says why."""
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.@-]+", "_", text)
+
+
+@dataclass
+class Outcome:
+    planned: int = 0
+    done: int = 0
+    skipped: int = 0
+    faults: int = 0
+    missing: list[str] = field(default_factory=list)
+    """Streams (or checkpoints) that could not finish, with the reason."""
+
+
+class AccumulationRunner:
+    def __init__(
+        self,
+        spec: AccumulationSpec,
+        out: Path,
+        *,
+        workers: int = 1,
+        on_done: Callable[[str], None] | None = None,
+    ):
+        self.spec = spec
+        self.out = out
+        self.stores = out / "stores"
+        self.workers = max(workers, 1)
+        self.on_done = on_done
+        self.train_db = ResultStore(out / "train.sqlite")
+        self.eval_db = ResultStore(out / "results.sqlite")
+        self.outcome = Outcome()
+        self.ready: dict[str, asyncio.Event] = {}
+        self.failed: dict[str, str] = {}
+        models = {
+            m.name: {k: v for k, v in m.model_dump().items() if k != "name"} for m in spec.models
+        }
+        for cfg in models.values():
+            cfg["cache_path"] = out / "llm_cache.sqlite"
+        self.models = models
+        self.options = {"settings": spec.agent_settings} if spec.agent_settings else None
+        self._pool: ProcessPoolExecutor | None = None
+        self._limit: asyncio.Semaphore | None = None
+
+    def close(self) -> None:
+        self.train_db.close()
+        self.eval_db.close()
+
+    def start_from(self, variant: str) -> Path | None:
+        v = next(x for x in self.spec.variants if x.name == variant)
+        if v.start_from is None:
+            return None
+        path = Path(v.start_from)
+        if not path.is_file():
+            raise AccumulationError(f"variant {variant}: start_from {path} is not a file")
+        return path
+
+    # -- names ----------------------------------------------------------------------------
+    def store_path(self, stream: Stream) -> Path:
+        model = stream.conditions[0].model if stream.conditions else "none"
+        return self.stores / _safe(f"{stream.variant}--{model}.sqlite")
+
+    def snapshot_path(self, variant: str, model: str, checkpoint: int) -> Path:
+        return self.stores / _safe(f"{variant}--{model}@{checkpoint}.sqlite")
+
+    @staticmethod
+    def checkpoint_key(variant: str, model: str, checkpoint: int) -> str:
+        return f"{variant}/{model}@{checkpoint}"
+
+    # -- running -----------------------------------------------------------------------------
+    def run(self) -> Outcome:
+        self.stores.mkdir(parents=True, exist_ok=True)
+        for db in (self.train_db, self.eval_db):
+            db.set_meta("spec", self.spec.model_dump(mode="json"))
+            db.set_meta("spec_hash", self.spec.hash)
+        asyncio.run(self._main())
+        return self.outcome
+
+    async def _main(self) -> None:
+        train, evals = plan_streams(self.spec)
+        self.outcome.planned = sum(len(s.conditions) for s in (*train, *evals))
+        self._limit = asyncio.Semaphore(self.workers)
+        trained = {(s.variant, s.conditions[0].model) for s in train if s.conditions}
+        for v in self.spec.variants:
+            for m in self.spec.models:
+                for cp in self.spec.checkpoints:
+                    key = self.checkpoint_key(v.name, m.name, cp)
+                    self.ready[key] = asyncio.Event()
+                    if (v.name, m.name) not in trained:
+                        self.ready[key].set()  # no training: every checkpoint starts empty
+        if self.workers > 1:
+            method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=multiprocessing.get_context(method)
+            )
+        try:
+            await asyncio.gather(
+                *(self._train(s) for s in train), *(self._evaluate(s, trained) for s in evals)
+            )
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown()
+
+    async def _episode(self, job: Job) -> tuple[str, Any]:
+        assert self._limit is not None
+        async with self._limit:
+            if self._pool is None:
+                return await run_job_async(job)
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._pool, run_job, job)
+
+    def _job(self, stream: Stream, index: int, store: Path | None, writable: bool) -> Job:
+        c = stream.conditions[index]
+        info = {
+            "phase": stream.phase,
+            "variant": stream.variant,
+            "switches": stream.switches,
+            "checkpoint": stream.checkpoint,
+            "stream": stream.key,
+            "position": index + 1 if stream.phase == "train" else c.repetition,
+            "store": store.name if store is not None else None,
+            "store_updates": writable,
+        }
+        return Job(
+            c,
+            self.spec.name,
+            self.spec.hash,
+            dict(self.models.get(c.model, {})),
+            MemoryPlan(str(store) if store is not None else None, writable, info),
+            agent_name=f"mineevolve[{stream.switches}]",
+            agent_options=self.options,
+        )
+
+    async def _run_with_retries(self, job: Job, db: ResultStore) -> tuple[Any, Any, Any] | None:
+        eid = job.condition.episode_id
+        attempts = db.fault_count(eid)
+        while attempts < MAX_ATTEMPTS:
+            kind, payload = await self._episode(job)
+            if kind == "ok":
+                record, steps, delta = payload
+                return record, steps, delta
+            db.write_fault(eid, "infrastructure", str(payload), {"stream": job.memory.info})  # type: ignore[union-attr]
+            self.outcome.faults += 1
+            attempts += 1
+        return None
+
+    async def _train(self, stream: Stream) -> None:
+        model = stream.conditions[0].model
+        path = self.store_path(stream)
+        finished = self.train_db.finished_ids()
+        done = 0
+        while done < len(stream.conditions) and stream.conditions[done].episode_id in finished:
+            done += 1
+        source = self.start_from(stream.variant)
+        fresh = not path.exists()
+        with KnowledgeStore.open(path) as store:
+            if fresh and source is not None:
+                with KnowledgeStore.open(source, read_only=True) as src:
+                    store.start_from(src)
+            base = store.base_version
+            if store.version - base > done:
+                store.truncate(base + done)
+            if store.version - base < done:
+                raise AccumulationError(
+                    f"{path} holds {store.version - base} training episodes but {done} are "
+                    "recorded; the store was replaced or deleted: remove the results folder "
+                    "to start over"
+                )
+            self.outcome.skipped += done
+            for cp in self.spec.checkpoints:
+                if cp <= done:
+                    self._snapshot(store, stream, model, cp)
+            for i in range(done, len(stream.conditions)):
+                job = self._job(stream, i, path, True)
+                result = await self._run_with_retries(job, self.train_db)
+                if result is None:
+                    self._fail(stream, model, i, "an episode kept failing (see the faults table)")
+                    return
+                record, steps, delta = result
+                store.commit(job.condition.episode_id, job.condition.rules, delta)
+                self.train_db.write_episode(record, steps)
+                self.outcome.done += 1
+                if self.on_done is not None:
+                    self.on_done(stream.phase)
+                if i + 1 in stream.snapshots:
+                    self._snapshot(store, stream, model, i + 1)
+
+    def _snapshot(self, store: KnowledgeStore, stream: Stream, model: str, checkpoint: int) -> None:
+        target = self.snapshot_path(stream.variant, model, checkpoint)
+        if not target.exists():
+            store.snapshot(target, store.base_version + checkpoint, freeze=True)
+        self.ready[self.checkpoint_key(stream.variant, model, checkpoint)].set()
+
+    def _fail(self, stream: Stream, model: str, index: int, why: str) -> None:
+        self.outcome.missing.append(f"{stream.key} stopped at episode {index + 1}: {why}")
+        for cp in self.spec.checkpoints:
+            key = self.checkpoint_key(stream.variant, model, cp)
+            if not self.ready[key].is_set():
+                self.failed[key] = f"training of {stream.variant} stopped before {cp} episodes"
+                self.ready[key].set()
+
+    async def _evaluate(self, stream: Stream, trained: set[tuple[str, str]]) -> None:
+        model = stream.conditions[0].model
+        cp = stream.checkpoint if stream.checkpoint is not None else 0
+        key = self.checkpoint_key(stream.variant, model, cp)
+        await self.ready[key].wait()
+        if key in self.failed:
+            self.outcome.missing.append(f"{stream.key}: {self.failed[key]}")
+            return
+        snapshot = (
+            self.snapshot_path(stream.variant, model, cp)
+            if (stream.variant, model) in trained
+            else self.start_from(stream.variant)
+        )
+        finished = self.eval_db.finished_ids()
+        if not stream.writable:
+            for i, c in enumerate(stream.conditions):
+                if c.episode_id in finished:
+                    self.outcome.skipped += 1
+                    continue
+                job = self._job(stream, i, snapshot, False)
+                result = await self._run_with_retries(job, self.eval_db)
+                if result is None:
+                    self.outcome.missing.append(
+                        f"{stream.key}: episode {c.episode_id} kept failing"
+                    )
+                    continue
+                record, steps, _delta = result
+                self.eval_db.write_episode(record, steps)
+                self.outcome.done += 1
+                if self.on_done is not None:
+                    self.on_done(stream.phase)
+            return
+        await self._evaluate_carried(stream, snapshot, finished)
+
+    async def _evaluate_carried(
+        self, stream: Stream, snapshot: Path | None, finished: set[str]
+    ) -> None:
+        """Evaluation with updates: a working copy of the snapshot carried through the stream."""
+        c0 = stream.conditions[0]
+        cp = stream.checkpoint if stream.checkpoint is not None else 0
+        rules = c0.rules
+        path = self.stores / _safe(f"{stream.variant}--{c0.model}@{cp}--{rules}.carried.sqlite")
+        done = 0
+        while done < len(stream.conditions) and stream.conditions[done].episode_id in finished:
+            done += 1
+        if not path.exists():
+            if snapshot is not None:
+                with KnowledgeStore.open(snapshot, read_only=True) as src:
+                    src.snapshot(path, freeze=False)
+            else:
+                KnowledgeStore.open(path).close()
+        with KnowledgeStore.open(path) as store:
+            base = len([e for e in store.episode_ids() if not e.startswith("eval:")])
+            store.truncate(base + done)
+            self.outcome.skipped += done
+            for i in range(done, len(stream.conditions)):
+                job = self._job(stream, i, path, True)
+                result = await self._run_with_retries(job, self.eval_db)
+                if result is None:
+                    self.outcome.missing.append(f"{stream.key} stopped at episode {i + 1}")
+                    return
+                record, steps, delta = result
+                store.commit(f"eval:{job.condition.episode_id}", rules, delta)
+                self.eval_db.write_episode(record, steps)
+                self.outcome.done += 1
+                if self.on_done is not None:
+                    self.on_done(stream.phase)

@@ -1,0 +1,280 @@
+"""Knowledge-accumulation experiments (``kind: accumulation``): learn, freeze, evaluate.
+
+For each variant, a *training stream* of episodes runs in a fixed order with one
+knowledge store that every episode reads and then extends; the store is frozen
+into a snapshot after ``M`` episodes for each checkpoint ``M``. Each snapshot is
+then *evaluated*: every evaluation condition (world x rules x task x repetition)
+runs once per checkpoint, reading the snapshot read-only (``updates: false``), or
+with the store carried on through the evaluation episodes, one stream per rule
+set (``updates: true``). Evaluation episodes share their seeds across variants and
+checkpoints, and Vanilla and Mirror twins share seeds, so every comparison is paired.
+
+A variant is a name, optionally with its own MineEvolve switches (an ablation in
+``mineevolve.yaml``) and its own training tasks; ``train: none`` means it never
+learns (a cold start), which is also the checkpoint-0 condition of every variant.
+Training a store in Vanilla worlds and evaluating in Mirror twins is the transfer
+case: ``train.rules: [vanilla]`` with Mirror suites in ``eval.rules``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from mirrorcraft.evaluator.tasks import UnknownTaskError, expand_task_selectors, get_task
+from mirrorcraft.runner.spec import EpisodeCondition, ModelSpec, episode_seed
+
+AGENT = "mineevolve"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _expand(selectors: tuple[str, ...]) -> tuple[str, ...]:
+    try:
+        return expand_task_selectors(selectors)
+    except UnknownTaskError as exc:
+        raise ValueError(str(exc)) from None
+
+
+class TrainSpec(_Strict):
+    worlds: tuple[str, ...] = Field(min_length=1)
+    rules: tuple[str, ...] = ("vanilla",)
+    tasks: tuple[tuple[str, ...], ...] = Field(
+        min_length=1, description="task pools (each a list of ids or selectors)"
+    )
+    mix: tuple[int, ...] = ()
+    """Episodes drawn from each pool per round (default: 1 each)."""
+    episodes: int = Field(ge=0, le=100_000)
+    hold_out: bool = True
+    """Leave the evaluation tasks out of the training pools (evaluation on held-out tasks)."""
+
+    @field_validator("tasks", mode="before")
+    @classmethod
+    def _pools(cls, raw: Any) -> Any:
+        if isinstance(raw, list | tuple) and raw and all(isinstance(x, str) for x in raw):
+            return (tuple(raw),)
+        return raw
+
+    @field_validator("tasks")
+    @classmethod
+    def _known(cls, pools: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+        return tuple(_expand(p) for p in pools)
+
+    @model_validator(mode="after")
+    def _mix(self) -> TrainSpec:
+        if self.mix and (len(self.mix) != len(self.tasks) or min(self.mix) < 1):
+            raise ValueError("mix needs one positive count per task pool")
+        return self
+
+    def pattern(self) -> list[int]:
+        counts = self.mix or tuple(1 for _ in self.tasks)
+        return [i for i, n in enumerate(counts) for _ in range(n)]
+
+
+class EvalSpec(_Strict):
+    worlds: tuple[str, ...] = Field(min_length=1)
+    rules: tuple[str, ...] = ("vanilla",)
+    tasks: tuple[str, ...] = Field(min_length=1)
+    repetitions: int = Field(1, ge=1, le=1000)
+    updates: bool = False
+    """True: the store keeps learning through the evaluation episodes (one stream per rule set)."""
+
+    @field_validator("tasks")
+    @classmethod
+    def _known(cls, tasks: tuple[str, ...]) -> tuple[str, ...]:
+        return _expand(tasks)
+
+
+class VariantSpec(_Strict):
+    name: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
+    switches: str = ""
+    """A MineEvolve variant from mineevolve.yaml (default: the name if it is one, else full)."""
+    train: dict[str, Any] | Literal["none", "inherit"] = "inherit"
+    """Changes to the top-level training stream, or "none" for no training."""
+    start_from: str | None = None
+    """A knowledge-store file this variant starts from instead of an empty store (it is
+    copied, never written): e.g. a static store evaluated without updates."""
+
+
+class AccumulationSpec(_Strict):
+    schema_version: Literal[1] = 1
+    kind: Literal["accumulation"]
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    description: str = ""
+    models: tuple[ModelSpec, ...] = Field(min_length=1)
+    agent_settings: dict[str, Any] = {}
+    """Overrides of mineevolve.yaml for every variant (e.g. {curator: {budget_tokens: 256}})."""
+    variants: tuple[VariantSpec, ...] = Field(min_length=1)
+    train: TrainSpec | None = None
+    checkpoints: tuple[int, ...] = Field(min_length=1)
+    eval: EvalSpec
+    budgets: dict[str, int] = {}
+    budget: int | None = Field(None, ge=1, le=100_000)
+    seed: int = 0
+
+    @field_validator("variants", mode="before")
+    @classmethod
+    def _names(cls, raw: Any) -> Any:
+        if isinstance(raw, list | tuple):
+            return [{"name": v} if isinstance(v, str) else v for v in raw]
+        return raw
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AccumulationSpec:
+        from mirrorcraft.agents.mineevolve.config import default_config
+
+        known = default_config().variants
+        names = [v.name for v in self.variants]
+        if len(set(names)) != len(names):
+            raise ValueError("variant names must be unique")
+        for v in self.variants:
+            if self.switches(v) not in known:
+                raise ValueError(
+                    f"variant {v.name!r}: unknown switches {self.switches(v)!r} "
+                    f"(known: {', '.join(known)})"
+                )
+            train = self.train_for(v)
+            if train is not None and max(self.checkpoints) > train.episodes:
+                raise ValueError(
+                    f"variant {v.name!r}: checkpoint {max(self.checkpoints)} is beyond its "
+                    f"{train.episodes} training episodes"
+                )
+        if sorted(set(self.checkpoints)) != list(self.checkpoints) or self.checkpoints[0] < 0:
+            raise ValueError("checkpoints must be distinct, ascending and non-negative")
+        return self
+
+    @staticmethod
+    def switches(v: VariantSpec) -> str:
+        from mirrorcraft.agents.mineevolve.config import default_config
+
+        if v.switches:
+            return v.switches
+        return v.name if v.name in default_config().variants else "full"
+
+    def train_for(self, v: VariantSpec) -> TrainSpec | None:
+        if v.train == "none" or self.train is None:
+            return None
+        if v.train == "inherit":
+            return self.train
+        return TrainSpec.model_validate({**self.train.model_dump(), **v.train})
+
+    def budget_for(self, task: str) -> int:
+        if task in self.budgets:
+            return self.budgets[task]
+        return self.budget if self.budget is not None else get_task(task).budget
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Episodes that run one after another over one store (or one read-only snapshot)."""
+
+    key: str
+    variant: str
+    switches: str
+    phase: str  # "train" | "eval"
+    checkpoint: int | None
+    conditions: list[EpisodeCondition]
+    writable: bool
+    snapshots: dict[int, str] = field(default_factory=dict)
+    """Training: episodes done -> snapshot file name to write then."""
+
+
+def agent_label(variant: str, phase: str, checkpoint: int | None) -> str:
+    if phase == "train":
+        return f"{AGENT}:{variant}:train"
+    return f"{AGENT}:{variant}@{checkpoint}"
+
+
+def training_stream(spec: AccumulationSpec, v: VariantSpec, model: str) -> Stream | None:
+    train = spec.train_for(v)
+    if train is None:
+        return None
+    pattern = train.pattern()
+    label = agent_label(v.name, "train", None)
+    held = set(spec.eval.tasks) if train.hold_out else set()
+    pools = [sorted(set(p) - held) for p in train.tasks]
+    if any(not p for p in pools):
+        raise ValueError(
+            f"variant {v.name!r}: a training pool has no task left once the evaluation tasks "
+            "are held out (set train.hold_out: false to train on them too)"
+        )
+    conditions = []
+    for i in range(train.episodes):
+        rng = random.Random(
+            json.dumps([spec.seed, "train", i, [list(p) for p in train.tasks], pattern])
+        )
+        task = rng.choice(pools[pattern[i % len(pattern)]])
+        world = rng.choice(sorted(train.worlds))
+        rules = train.rules[i % len(train.rules)]
+        budget = spec.budget_for(task)
+        seed = episode_seed(spec.seed, world, task, "train", model, budget, i)
+        conditions.append(
+            EpisodeCondition(world, rules, task, label, model, "hidden", budget, i, seed)
+        )
+    snapshots = {m: f"{v.name}@{m}.sqlite" for m in spec.checkpoints}
+    return Stream(
+        f"train/{v.name}/{model}",
+        v.name,
+        spec.switches(v),
+        "train",
+        None,
+        conditions,
+        True,
+        snapshots,
+    )
+
+
+def evaluation_streams(
+    spec: AccumulationSpec, v: VariantSpec, model: str, checkpoint: int
+) -> list[Stream]:
+    e = spec.eval
+    label = agent_label(v.name, "eval", checkpoint)
+    by_rules: dict[str, list[EpisodeCondition]] = {r: [] for r in e.rules}
+    ordered: list[EpisodeCondition] = []
+    for world in e.worlds:
+        for task in e.tasks:
+            budget = spec.budget_for(task)
+            for rep in range(e.repetitions):
+                seed = episode_seed(spec.seed, world, task, AGENT, model, budget, rep)
+                for rules in e.rules:
+                    c = EpisodeCondition(
+                        world, rules, task, label, model, "hidden", budget, rep, seed
+                    )
+                    by_rules[rules].append(c)
+                    ordered.append(c)
+    base = f"eval/{v.name}@{checkpoint}/{model}"
+    sw = spec.switches(v)
+    if not e.updates:
+        return [
+            Stream(f"{base}/{i}", v.name, sw, "eval", checkpoint, [c], False)
+            for i, c in enumerate(ordered)
+        ]
+    return [
+        Stream(f"{base}/{r}", v.name, sw, "eval", checkpoint, cs, True)
+        for r, cs in by_rules.items()
+    ]
+
+
+def plan_streams(spec: AccumulationSpec) -> tuple[list[Stream], list[Stream]]:
+    """(training streams, evaluation streams) of the whole experiment, in a fixed order."""
+    train: list[Stream] = []
+    evals: list[Stream] = []
+    for model in spec.models:
+        for v in spec.variants:
+            t = training_stream(spec, v, model.name)
+            if t is not None:
+                train.append(t)
+            for m in spec.checkpoints:
+                evals.extend(evaluation_streams(spec, v, model.name, m))
+    return train, evals
