@@ -68,13 +68,17 @@ class KnowledgeStore:
             else:
                 p.parent.mkdir(parents=True, exist_ok=True)
                 db = sqlite3.connect(str(p), isolation_level=None, timeout=30.0)
-                db.executescript(SCHEMA)
-                db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
-                db.execute(
-                    "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
-                db.execute("INSERT OR IGNORE INTO meta VALUES ('frozen', '0')")
+                tables = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                if not tables.fetchall():  # a new file: only then is anything written
+                    db.executescript(SCHEMA)
+                    db.executemany(
+                        "INSERT INTO meta VALUES (?, ?)",
+                        [
+                            ("format", FORMAT),
+                            ("schema_version", str(SCHEMA_VERSION)),
+                            ("frozen", "0"),
+                        ],
+                    )
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         except (sqlite3.DatabaseError, OSError) as exc:
             raise KnowledgeStoreError(f"{p}: not a usable knowledge store ({exc})") from None

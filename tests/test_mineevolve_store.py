@@ -1,0 +1,99 @@
+"""The persistent knowledge store: versions, regimes, truncation, snapshots, freezing, bad files."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from mirrorcraft.agents.mineevolve.entries import KnowledgeEntry
+from mirrorcraft.agents.mineevolve.store import (
+    FrozenStoreError,
+    KnowledgeStore,
+    KnowledgeStoreError,
+)
+
+
+def entry(eid: str, kind: str = "remedy") -> dict:
+    doc = KnowledgeEntry(
+        id=eid,
+        kind=kind,  # type: ignore[arg-type]
+        trigger=("target:stick",),
+        failure_type="MISSING_STATION",
+        risk_pattern="crafting sticks fails here",
+        repair=({"action": {"skill": "wait", "args": {}}, "checks": [{"type": "action_ok"}]},),
+    )
+    return {"op": "add", "entry": doc.model_dump(mode="json")}
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_versions_replay_to_the_same_state(tmp_path: Path) -> None:
+    with KnowledgeStore.open(tmp_path / "k.sqlite") as s:
+        assert s.version == 0 and s.entries() == []
+        assert s.commit("ep1", "vanilla", [entry("r1")]) == 1
+        assert (
+            s.commit("ep2", "M03", [entry("r2"), {"op": "use", "id": "r1", "success": True}]) == 2
+        )
+        assert s.commit("ep2", "M03", [entry("r9")]) == 2  # idempotent per episode
+        assert [e.id for e in s.entries(1)] == ["r1"]
+        state = s.state()
+        assert set(state) == {"r1", "r2"} and state["r1"].uses == 1 and state["r1"].successes == 1
+        assert s.regimes() == {"r1": "vanilla", "r2": "M03"}
+        assert s.stats()["remedies"] == 2 and s.episode_ids() == ["ep1", "ep2"]
+        assert s.truncate(1) == 1 and s.version == 1 and [e.id for e in s.entries()] == ["r1"]
+
+
+def test_snapshots_are_frozen_and_read_only_opens_never_write(tmp_path: Path) -> None:
+    with KnowledgeStore.open(tmp_path / "k.sqlite") as s:
+        for i in range(3):
+            s.commit(f"ep{i}", "vanilla", [entry(f"r{i}")])
+        snap = s.snapshot(tmp_path / "k@2.sqlite", 2)
+    before = digest(snap)
+    with KnowledgeStore.open(snap) as frozen:
+        assert frozen.frozen and frozen.version == 2
+        with pytest.raises(FrozenStoreError):
+            frozen.commit("ep9", "vanilla", [entry("r9")])
+        with pytest.raises(FrozenStoreError):
+            frozen.truncate(0)
+    with KnowledgeStore.open(snap, read_only=True) as ro:
+        assert [e.id for e in ro.entries()] == ["r0", "r1"]
+        with pytest.raises(FrozenStoreError):
+            ro.commit("ep9", "vanilla", [])
+    assert digest(snap) == before
+
+
+def test_a_store_can_start_from_another(tmp_path: Path) -> None:
+    with KnowledgeStore.open(tmp_path / "a.sqlite") as a:
+        a.commit("ep1", "vanilla", [entry("r1")])
+        with KnowledgeStore.open(tmp_path / "b.sqlite") as b:
+            b.start_from(a)
+            assert b.base_version == 1 and b.version == 1
+            b.commit("ep2", "M01", [entry("r2")])
+            assert b.regimes() == {"r1": "vanilla", "r2": "M01"}
+            with pytest.raises(KnowledgeStoreError, match="empty"):
+                b.start_from(a)
+
+
+def test_bad_files_get_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(KnowledgeStoreError, match="no knowledge store"):
+        KnowledgeStore.open(tmp_path / "missing.sqlite", read_only=True)
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(KnowledgeStoreError, match="not a usable knowledge store"):
+        KnowledgeStore.open(junk)
+    import sqlite3
+
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)"
+    ).connection.commit()
+    with pytest.raises(KnowledgeStoreError, match="not a knowledge store"):
+        KnowledgeStore.open(other)
+    with KnowledgeStore.open(tmp_path / "k.sqlite") as s:
+        s.commit("ep1", "vanilla", [{"op": "explode"}])
+        with pytest.raises(KnowledgeStoreError, match="unusable operation"):
+            s.entries()
