@@ -69,6 +69,7 @@ def test_json_output_keys_are_stable(study_db: Path, capsys: pytest.CaptureFixtu
         "within_suite",
         "horizon",
         "diagnostics",
+        "accumulation",
     ]
     assert doc["schema"] == "mirrorcraft.analysis/1"
     row = doc["configurations"][0]

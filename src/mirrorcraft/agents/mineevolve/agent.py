@@ -61,7 +61,7 @@ from mirrorcraft.evaluator.tasks import get_task
 from mirrorcraft.llm.base import CallMeta
 from mirrorcraft.rules.ruleset import RuleSet
 
-MAX_LOOPS = 16
+MAX_LOOPS = 64
 MAX_PLANS_PER_STEP = 3
 EXTRA_FAILURE_TYPES = ("NONE", "OTHER", "NO_PROGRESS", "UNEXPECTED_OUTPUT")
 
