@@ -6,7 +6,7 @@ import pytest
 
 from mirrorcraft.backends.rulesets import VANILLA
 from mirrorcraft.datapack.suites import list_suites
-from mirrorcraft.evaluator.tasks import task_table
+from mirrorcraft.evaluator.tasks import progression_tasks
 from mirrorcraft.runner.controls import ControlReport, run_controls
 from mirrorcraft.runner.integrity import scan_episode, scan_text
 from mirrorcraft.world.registry import world_ids
@@ -16,7 +16,7 @@ RULES = [VANILLA, *(m.id for m in list_suites())]
 
 @pytest.fixture(scope="module")
 def report() -> ControlReport:
-    return run_controls(world_ids(), RULES, list(task_table()))
+    return run_controls(world_ids(), RULES, progression_tasks())
 
 
 def test_every_world_suite_task_has_a_route_and_the_oracle_completes_it(
@@ -48,7 +48,7 @@ def test_every_change_lies_on_a_route(report: ControlReport) -> None:
 
 @pytest.mark.parametrize("rules", RULES)
 def test_nothing_the_agent_sees_names_the_rules(rules: str) -> None:
-    for task in task_table():
+    for task in progression_tasks():
         assert scan_episode("savanna-2", rules, task) == []
 
 

@@ -2,7 +2,8 @@
 
 Environment ids are ``<world>[@<rules>]/<task>``: a world id (``plains-1``), an
 optional rule set (``vanilla`` when omitted, a suite id such as ``M04``, or a
-datapack path) and a task (``iron_armor``, ``diamond``, ``enchantment``).
+datapack path) and a task (``iron_armor``, ``diamond``, ``enchantment``, or a
+tech-tree task such as ``obtain_iron_pickaxe``; only the progression tasks are registered).
 Observations are ``Observation`` objects (``.to_json()``, ``.render_text()``);
 the reward is the increase in task Score. ``info`` holds the score, success flag,
 new milestones and the action result; it never names the rule set.
@@ -18,7 +19,7 @@ from mirrorcraft.backends.rulesets import VANILLA, resolve_rules, vanilla_rules
 from mirrorcraft.backends.sim import SimEpisode
 from mirrorcraft.body.config import BodyConfig
 from mirrorcraft.body.observation import Observation
-from mirrorcraft.evaluator.tasks import get_task, task_table
+from mirrorcraft.evaluator.tasks import get_task, progression_tasks
 from mirrorcraft.world.registry import load_world, world_ids
 
 
@@ -49,8 +50,9 @@ def parse_env_id(env_id: str) -> EnvSpec:
 def registered_ids(
     rule_sets: tuple[str, ...] = (VANILLA, "M01", "M02", "M03", "M04", "M05", "M06"),
 ) -> list[str]:
-    """Every packaged world x rule set x task."""
-    return [EnvSpec(w, r, t).id for w in world_ids() for r in rule_sets for t in task_table()]
+    """Every packaged world x rule set x progression task (tech-tree ids work in ``make``)."""
+    tasks = progression_tasks()
+    return [EnvSpec(w, r, t).id for w in world_ids() for r in rule_sets for t in tasks]
 
 
 class MirrorCraftEnv:

@@ -6,12 +6,19 @@ import argparse
 import json
 from typing import Any
 
-from mirrorcraft.backends.rulesets import VANILLA
+from mirrorcraft.backends.rulesets import VANILLA, resolve_rules
 from mirrorcraft.commands.common import UserError
 from mirrorcraft.datapack.suites import list_suites
-from mirrorcraft.evaluator.tasks import task_table
+from mirrorcraft.evaluator.tasks import (
+    UnknownTaskError,
+    expand_task_selectors,
+    progression_tasks,
+    techtree_tasks,
+)
+from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.runner.controls import ControlReport, run_controls
 from mirrorcraft.runner.integrity import scan_episode
+from mirrorcraft.runner.techtree_controls import TechTreeReport, run_techtree_controls
 from mirrorcraft.world.registry import world_table
 
 
@@ -23,7 +30,19 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--rules", action="append", default=None, help="rule sets (default: vanilla and M01-M06)"
     )
-    p.add_argument("--task", action="append", default=None, help="tasks (default: all three)")
+    p.add_argument(
+        "--task",
+        action="append",
+        default=None,
+        help="task ids or selectors such as group:iron (default: the three progression tasks,"
+        " or every tech-tree task with --techtree)",
+    )
+    p.add_argument(
+        "--techtree",
+        action="store_true",
+        help="tech-tree control instead: the oracle obtains every item in every world, and"
+        " the tasks each rule set leaves without a static route are listed",
+    )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument(
         "--skip-integrity", action="store_true", help="skip the hidden-rule integrity scan"
@@ -34,13 +53,16 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     worlds = args.world or list(world_table())
     rules = args.rules or [VANILLA, *(m.id for m in list_suites())]
-    tasks = args.task or list(task_table())
+    default = techtree_tasks() if args.techtree else progression_tasks()
+    try:
+        tasks = list(expand_task_selectors(args.task)) if args.task else default
+    except UnknownTaskError as exc:
+        raise UserError(str(exc)) from None
     for w in worlds:
         if w not in world_table():
             raise UserError(f"unknown world {w!r}")
-    for t in tasks:
-        if t not in task_table():
-            raise UserError(f"unknown task {t!r}")
+    if args.techtree:
+        return _run_techtree(worlds, rules, tasks, args.json)
     report = run_controls(worlds, rules, tasks)
     leaks = (
         []
@@ -100,5 +122,56 @@ def _as_text(report: ControlReport, leaks: list[Any], skipped: bool) -> str:
     passed = report.passed and not leaks
     lines.append(
         f"controls {'PASSED' if passed else 'FAILED'}: {sum(r.passed for r in report.rows)}/{len(report.rows)} rows"
+    )
+    return "\n".join(lines)
+
+
+def _run_techtree(worlds: list[str], rules: list[str], tasks: list[str], as_json: bool) -> int:
+    for name in rules:
+        try:
+            resolve_rules(name)
+        except RulesError as exc:
+            raise UserError(str(exc)) from None
+    report = run_techtree_controls(worlds, rules, tasks)
+    if as_json:
+        print(json.dumps(_techtree_json(report), indent=2, sort_keys=True))
+    else:
+        print(_techtree_text(report, worlds, tasks))
+    return 0 if report.passed else 1
+
+
+def _techtree_json(report: TechTreeReport) -> dict[str, Any]:
+    return {
+        "passed": report.passed,
+        "oracle": [dict(r.__dict__, passed=r.passed) for r in report.oracle],
+        "no_route": report.no_route,
+    }
+
+
+def _techtree_text(report: TechTreeReport, worlds: list[str], tasks: list[str]) -> str:
+    runs: dict[str, list[Any]] = {t: [] for t in tasks}
+    for r in report.oracle:
+        runs[r.task].append(r)
+    head = f"{'task':<40}{'budget':>7}{'oracle max':>12}{'solved':>9}  result"
+    lines = [head, "-" * len(head)]
+    for task, rows in runs.items():
+        solved = sum(r.success for r in rows)
+        worst = max((r.actions for r in rows if r.success), default=0)
+        failed = [r.world for r in rows if not r.passed]
+        lines.append(
+            f"{task:<40}{rows[0].budget if rows else 0:>7}{worst:>12}{solved:>5}/{len(worlds):<3}  "
+            + ("ok" if not failed else "FAIL in " + ", ".join(failed))
+        )
+    lines.append("")
+    for name, missing in report.no_route.items():
+        if not missing:
+            lines.append(f"{name}: every task has a route in every world")
+            continue
+        lines.append(f"{name}: {len(missing)} task(s) without a route")
+        lines += [f"  {task} ({len(ws)}/{len(worlds)} worlds)" for task, ws in missing.items()]
+    ok = sum(r.passed for r in report.oracle)
+    lines.append(
+        f"tech-tree controls {'PASSED' if report.passed else 'FAILED'}: "
+        f"{ok}/{len(report.oracle)} oracle runs within budget"
     )
     return "\n".join(lines)

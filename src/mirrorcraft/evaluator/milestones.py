@@ -16,9 +16,24 @@ from mirrorcraft.rules.items import ItemStack
 from mirrorcraft.rules.ruleset import RuleSet
 
 
+def tracked_advancements(rules: RuleSet, task: Task) -> list[str]:
+    """The vanilla (``minecraft`` namespace) advancements plus the task's own milestones.
+
+    Other namespaces (the tech-tree suite's ``techtree:``, a user pack's own) are left
+    out, so another task's advancements never show as completed and do not cost a check
+    on every inventory change.
+    """
+    own = {m.advancement for m in task.milestones}
+    return sorted(a for a in rules.advancements if ":" not in a or a in own)
+
+
 @dataclass
 class MilestoneTracker:
-    """Grants advancements from the active RuleSet's definitions; knows the task's values."""
+    """Grants advancements from the active RuleSet's definitions; knows the task's values.
+
+    Only ``tracked_advancements`` are granted; the task's score and success read its
+    milestones among them.
+    """
 
     rules: RuleSet
     task: Task
@@ -27,7 +42,7 @@ class MilestoneTracker:
     """advancement id -> action index (1-based) at which it was completed."""
 
     def __post_init__(self) -> None:
-        self._order = sorted(self.rules.advancements)
+        self._order = tracked_advancements(self.rules, self.task)
 
     def _grant(self, fires_for: str, fires: object, step: int) -> list[str]:
         newly: list[str] = []

@@ -1,14 +1,27 @@
-"""Task definitions (``mirrorcraft/data/tasks.yaml``): milestones, values and budgets."""
+"""Task definitions: the progression tasks (``data/tasks.yaml``) and the tech-tree suite
+(``data/techtree.yaml``), with milestones, values and budgets.
+
+A progression task is a chain of milestones rising to 100. A tech-tree task is
+"obtain item X from an empty inventory": one milestone (value 100), the
+advancement the packaged ``tasks`` datapack defines for it.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+PROGRESSION = "progression"
+TECHTREE = "techtree"
+GROUP_PREFIX = "group:"
 
 
 class MilestoneSpec(BaseModel):
@@ -26,19 +39,51 @@ class TaskSpec(BaseModel):
     milestones: tuple[MilestoneSpec, ...]
 
 
+class TechTreeEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str = Field(pattern=r"^[a-z0-9_]{1,64}$")
+    group: str
+    title: str
+    description: str
+    advancement: str = Field(pattern=r"^[a-z0-9_.-]+:[a-z0-9_./-]+$")
+    budget: int = Field(ge=1, le=10_000)
+
+
+class TechTreeFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    schema_version: Literal[1]
+    groups: tuple[str, ...] = Field(min_length=1)
+    tasks: tuple[TechTreeEntry, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TechTreeFile:
+        seen: set[str] = set()
+        for entry in self.tasks:
+            if entry.group not in self.groups:
+                raise ValueError(f"task {entry.id}: group {entry.group!r} is not listed in groups")
+            if entry.id in seen:
+                raise ValueError(f"task {entry.id} is listed twice")
+            seen.add(entry.id)
+        return self
+
+
 @dataclass(frozen=True)
 class Task:
     id: str
     title: str
     budget: int
     milestones: tuple[MilestoneSpec, ...]
+    suite: str = PROGRESSION
+    """``progression`` (the paper's three tasks) or ``techtree`` (obtain-item tasks)."""
+    group: str | None = None
+    """The tech-tree group (wooden, stone, ...); None for progression tasks."""
 
     @property
     def final(self) -> MilestoneSpec:
         return self.milestones[-1]
 
     def with_budget(self, budget: int) -> Task:
-        return Task(self.id, self.title, budget, self.milestones)
+        return dataclasses.replace(self, budget=budget)
 
 
 class UnknownTaskError(KeyError):
@@ -46,10 +91,12 @@ class UnknownTaskError(KeyError):
         return str(self.args[0])
 
 
-@lru_cache(maxsize=1)
-def task_table() -> dict[str, Task]:
-    path = Path(str(resources.files("mirrorcraft") / "data" / "tasks.yaml"))
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+def _data_file(name: str) -> Path:
+    return Path(str(resources.files("mirrorcraft") / "data" / name))
+
+
+def _progression() -> dict[str, Task]:
+    raw = yaml.safe_load(_data_file("tasks.yaml").read_text(encoding="utf-8"))
     out = {}
     for task_id, doc in raw["tasks"].items():
         spec = TaskSpec.model_validate(doc)
@@ -60,8 +107,86 @@ def task_table() -> dict[str, Task]:
     return out
 
 
+@lru_cache(maxsize=1)
+def techtree_file() -> TechTreeFile:
+    raw = yaml.safe_load(_data_file("techtree.yaml").read_text(encoding="utf-8"))
+    return TechTreeFile.model_validate(raw)
+
+
+def _techtree() -> dict[str, Task]:
+    out = {}
+    for e in techtree_file().tasks:
+        milestone = MilestoneSpec(
+            advancement=e.advancement, value=100, title=e.title, description=e.description
+        )
+        out[e.id] = Task(e.id, e.title, e.budget, (milestone,), TECHTREE, e.group)
+    return out
+
+
+@lru_cache(maxsize=1)
+def task_table() -> dict[str, Task]:
+    """Every task: the progression tasks first, then the tech-tree suite in file order."""
+    progression = _progression()
+    techtree = _techtree()
+    clash = sorted(set(progression) & set(techtree))
+    if clash:
+        raise ValueError(f"task ids used by both suites: {', '.join(clash)}")
+    return {**progression, **techtree}
+
+
 def get_task(task_id: str) -> Task:
     table = task_table()
     if task_id not in table:
-        raise UnknownTaskError(f"unknown task {task_id!r} (known: {', '.join(table)})")
+        raise UnknownTaskError(
+            f"unknown task {task_id!r} (known: {', '.join(progression_tasks())}, "
+            f"the {len(table) - len(progression_tasks())} tech-tree tasks obtain_<item>, "
+            f"or a selector: {', '.join(task_selectors())})"
+        )
     return table[task_id]
+
+
+def progression_tasks() -> list[str]:
+    """The paper's three progression tasks (what the Gym registry and controls default to)."""
+    return [t for t, task in task_table().items() if task.suite == PROGRESSION]
+
+
+def techtree_tasks() -> list[str]:
+    return [t for t, task in task_table().items() if task.suite == TECHTREE]
+
+
+def techtree_groups() -> list[str]:
+    """The tech-tree groups in curriculum order (wooden first)."""
+    return list(techtree_file().groups)
+
+
+def tasks_in_group(group: str) -> list[str]:
+    if group not in techtree_groups():
+        raise UnknownTaskError(
+            f"unknown task group {group!r} (known: {', '.join(techtree_groups())})"
+        )
+    return [t for t, task in task_table().items() if task.group == group]
+
+
+def task_selectors() -> list[str]:
+    """Selectors that stand for several tasks in an experiment spec's ``tasks:`` list."""
+    return [PROGRESSION, TECHTREE, *(GROUP_PREFIX + g for g in techtree_groups())]
+
+
+def expand_task_selectors(items: Iterable[str]) -> tuple[str, ...]:
+    """Task ids and selectors (``techtree``, ``progression``, ``group:<name>``) -> task ids.
+
+    Order follows the list and the task table; a task named twice is kept once.
+    Raises UnknownTaskError for an unknown id or group.
+    """
+    out: dict[str, None] = {}
+    for item in items:
+        if item == TECHTREE:
+            ids = techtree_tasks()
+        elif item == PROGRESSION:
+            ids = progression_tasks()
+        elif item.startswith(GROUP_PREFIX):
+            ids = tasks_in_group(item[len(GROUP_PREFIX) :])
+        else:
+            ids = [get_task(item).id]
+        out.update(dict.fromkeys(ids))
+    return tuple(out)

@@ -54,6 +54,16 @@ def vanilla_pack() -> PackData:
     return load_pack(vanilla_pack_path(), name="vanilla")
 
 
+def tasks_pack_path() -> Path:
+    return Path(str(resources.files("mirrorcraft") / "data" / "packs" / "tasks"))
+
+
+@lru_cache(maxsize=1)
+def tasks_pack() -> PackData:
+    """The packaged task advancements (the tech-tree suite), layered right after vanilla."""
+    return load_pack(tasks_pack_path(), name="tasks")
+
+
 @dataclass(frozen=True, eq=False)
 class RuleSet:
     name: str
@@ -83,8 +93,12 @@ class RuleSet:
         game: GameData | None = None,
         base: PackData | None = None,
     ) -> RuleSet:
-        """Vanilla (or ``base``) plus ``extra`` packs in load order."""
-        packs = [base or vanilla_pack()]
+        """Vanilla and the task pack (or ``base`` alone) plus ``extra`` packs in load order.
+
+        The task pack defines the tech-tree tasks' advancements; it sits right after
+        vanilla so every rule set carries it and a later pack may override it.
+        """
+        packs = [base] if base is not None else [vanilla_pack(), tasks_pack()]
         for item in extra:
             packs.append(item if isinstance(item, PackData) else load_pack(item))
         label = name or "+".join(p.name for p in packs)

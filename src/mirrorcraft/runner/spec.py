@@ -18,7 +18,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from mirrorcraft.evaluator.tasks import get_task, task_table
+from mirrorcraft.evaluator.tasks import UnknownTaskError, expand_task_selectors, get_task
 
 
 class SpecError(Exception):
@@ -49,7 +49,10 @@ class ExperimentSpec(BaseModel):
     rules: tuple[str, ...] = Field(
         min_length=1, description="vanilla, suite ids or datapack/manifest paths"
     )
-    tasks: tuple[str, ...] = Field(min_length=1)
+    tasks: tuple[str, ...] = Field(
+        min_length=1,
+        description="task ids or selectors (techtree, progression, group:<name>); stored expanded",
+    )
     agents: tuple[str, ...] = Field(min_length=1)
     models: tuple[ModelSpec, ...] = (ModelSpec(name="none"),)
     disclosure: tuple[Literal["hidden", "disclosed"], ...] = ("hidden",)
@@ -66,11 +69,11 @@ class ExperimentSpec(BaseModel):
     @field_validator("tasks")
     @classmethod
     def _tasks_known(cls, tasks: tuple[str, ...]) -> tuple[str, ...]:
-        known = task_table()
-        for t in tasks:
-            if t not in known:
-                raise ValueError(f"unknown task {t!r} (known: {', '.join(known)})")
-        return tasks
+        """Expand selectors into task ids (plain ids stay as they are); unknown ones fail."""
+        try:
+            return expand_task_selectors(tasks)
+        except UnknownTaskError as exc:
+            raise ValueError(str(exc)) from None
 
     def budget_for(self, task: str) -> int:
         if task in self.budgets:

@@ -1,0 +1,131 @@
+"""The tech-tree suite's table, its datapack, spec selectors and what stays progression-only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
+from mirrorcraft.datapack.suites import list_suites
+from mirrorcraft.env import make, registered_ids
+from mirrorcraft.evaluator.tasks import (
+    TECHTREE,
+    UnknownTaskError,
+    expand_task_selectors,
+    get_task,
+    progression_tasks,
+    task_table,
+    tasks_in_group,
+    techtree_groups,
+    techtree_tasks,
+)
+from mirrorcraft.rules.pack import pack_from_files
+from mirrorcraft.rules.ruleset import RuleSet, tasks_pack_path, vanilla_pack
+from mirrorcraft.runner.spec import SpecError, expand, parse_spec
+
+GROUPS = ["wooden", "stone", "iron", "gold", "redstone", "diamond", "armour"]
+
+
+def test_the_table_has_seven_groups_and_seventy_single_milestone_tasks() -> None:
+    assert techtree_groups() == GROUPS
+    tasks = techtree_tasks()
+    assert len(tasks) == 70
+    assert sum(len(tasks_in_group(g)) for g in GROUPS) == 70
+    assert all(9 <= len(tasks_in_group(g)) <= 11 for g in GROUPS)
+    for task_id in tasks:
+        task = get_task(task_id)
+        assert task.suite == TECHTREE and task.group in GROUPS
+        assert task_id.startswith("obtain_") and task.budget >= 10
+        assert len(task.milestones) == 1 and task.final.value == 100
+        assert task.final.title == task.title
+    assert progression_tasks() == ["iron_armor", "diamond", "enchantment"]
+    assert all(get_task(t).group is None for t in progression_tasks())
+    assert list(task_table()) == [*progression_tasks(), *tasks]
+    assert get_task("obtain_diamond").with_budget(7).group == "diamond"
+
+
+def test_every_task_advancement_is_in_the_vanilla_rules_and_names_known_items() -> None:
+    rules = vanilla_rules()
+    for task_id in techtree_tasks():
+        task = get_task(task_id)
+        adv = rules.advancements[task.final.advancement]
+        assert rules.sources[("advancements", task.final.advancement)] == "tasks"
+        assert (adv.title, adv.description) == (task.title, task.final.description)
+        [crit] = adv.criteria.values()
+        assert crit.trigger == "inventory_changed"
+        [pred] = crit.items
+        assert pred.items and pred.items <= set(rules.game.items)
+
+
+def test_the_pack_holds_exactly_the_table_advancements() -> None:
+    root = tasks_pack_path()
+    meta = json.loads((root / "pack.mcmeta").read_text(encoding="utf-8"))
+    assert meta["pack"]["pack_format"] == 10
+    folder = root / "data" / "techtree" / "advancements"
+    files = {f"techtree:{p.stem}" for p in folder.glob("*.json")}
+    assert files == {get_task(t).final.advancement for t in techtree_tasks()} | {"techtree:root"}
+    assert [p for p in Path(root).rglob("*.json") if p.parent != folder] == []
+
+
+def test_every_rule_set_carries_the_task_pack_and_a_later_pack_can_override_it() -> None:
+    ids = {get_task(t).final.advancement for t in techtree_tasks()}
+    for suite in list_suites():
+        assert ids <= set(resolve_rules(suite.id).advancements)
+    assert not ids & set(RuleSet.load(base=vanilla_pack()).advancements)
+    doc = {
+        "criteria": {
+            "obtain": {
+                "trigger": "minecraft:inventory_changed",
+                "conditions": {"items": [{"items": ["minecraft:stick"]}]},
+            }
+        }
+    }
+    override = pack_from_files(
+        {
+            PurePosixPath("pack.mcmeta"): b'{"pack": {"pack_format": 10, "description": "x"}}',
+            PurePosixPath("data/techtree/advancements/logs.json"): json.dumps(doc).encode(),
+        },
+        "override",
+    )
+    rules = RuleSet.load([override])
+    [crit] = rules.advancements["techtree:logs"].criteria.values()
+    assert crit.items[0].items == {"stick"}
+    assert rules.fingerprint != vanilla_rules().fingerprint
+
+
+def _spec(tasks: list[str]) -> dict[str, object]:
+    return {
+        "name": "tt",
+        "worlds": ["plains-1"],
+        "rules": ["vanilla"],
+        "tasks": tasks,
+        "agents": ["oracle"],
+    }
+
+
+def test_spec_selectors_expand_to_task_ids() -> None:
+    spec = parse_spec(_spec(["group:iron", "diamond", "obtain_iron_ingot"]), "t")
+    assert spec.tasks == (*tasks_in_group("iron"), "diamond")
+    assert {c.task for c in expand(spec)} == set(spec.tasks)
+    assert len(parse_spec(_spec(["techtree"]), "t").tasks) == 70
+    assert parse_spec(_spec(["progression"]), "t").tasks == tuple(progression_tasks())
+    plain = parse_spec(_spec(["iron_armor", "diamond"]), "t")
+    assert plain.tasks == ("iron_armor", "diamond")
+    assert expand_task_selectors(["group:wooden"])[0] == "obtain_logs"
+    with pytest.raises(SpecError, match="unknown task group 'copper'"):
+        parse_spec(_spec(["group:copper"]), "t")
+    with pytest.raises(SpecError, match="unknown task 'obtain_bread'"):
+        parse_spec(_spec(["obtain_bread"]), "t")
+    with pytest.raises(UnknownTaskError, match="group:armour"):
+        get_task("armour")
+
+
+def test_the_gym_registry_stays_on_the_progression_tasks() -> None:
+    ids = registered_ids()
+    assert len(ids) == 210
+    assert not any("obtain_" in i for i in ids)
+    env = make("plains-1@M04/obtain_stick")
+    obs, info = env.reset(seed=1)
+    assert obs.progress.next_milestone == "techtree:stick" and info["budget"] == env.task.budget
