@@ -3,6 +3,7 @@
 from mirrorcraft.commands import (
     analyze_cmd,
     controls_cmd,
+    design_cmd,
     export_cmd,
     play_cmd,
     report_cmd,
@@ -19,5 +20,6 @@ COMMANDS = [
     play_cmd,
     suites_cmd,
     controls_cmd,
+    design_cmd,
     rules_cmd,
 ]

@@ -12,14 +12,20 @@ For every suite change and world:
   in the Mirror world than in Vanilla, and the evaluator logs it as an encounter of
   that rule.
 The hidden-rule integrity scan lives in ``integrity.py``.
+
+Rule sets are named as everywhere else (``vanilla``, a packaged suite id, a
+path); a ``Manifest`` that is not packaged (a suite being designed) can be passed
+instead of a name, and a ``LoadedWorld`` (a world generated from a candidate
+biome spec) instead of a world id.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -28,7 +34,13 @@ from mirrorcraft.agents.reference import OracleAgent
 from mirrorcraft.backends.rulesets import VANILLA, resolve_rules, vanilla_rules
 from mirrorcraft.backends.sim import SimEpisode
 from mirrorcraft.datapack.compiler import CompiledSuite
-from mirrorcraft.datapack.manifest import BlockDrops, CookingResult, EntityLoot, RecipeOutput
+from mirrorcraft.datapack.manifest import (
+    BlockDrops,
+    CookingResult,
+    EntityLoot,
+    Manifest,
+    RecipeOutput,
+)
 from mirrorcraft.datapack.routes import analyse, task_route
 from mirrorcraft.datapack.suites import compiled, find_suite
 from mirrorcraft.evaluator.tasks import get_task
@@ -37,6 +49,34 @@ from mirrorcraft.rules.recipes import CookingRecipe, ShapedRecipe, ShapelessReci
 from mirrorcraft.rules.ruleset import RuleSet
 from mirrorcraft.runner.episode import EpisodeSpec, run_episode
 from mirrorcraft.world.registry import LoadedWorld, load_world
+
+SuiteRef = str | Manifest
+"""A packaged suite id, or a manifest that need not be packaged."""
+
+
+def suite_manifest(suite: SuiteRef) -> Manifest:
+    if isinstance(suite, Manifest):
+        return suite
+    found = find_suite(suite)
+    if found is None:
+        raise ValueError(f"unknown suite {suite!r}")
+    return found
+
+
+@lru_cache(maxsize=8)
+def _manifest_rules(manifest: Manifest) -> RuleSet:
+    return RuleSet.load([compiled(manifest).pack()], name=manifest.id)
+
+
+def suite_rules(rules: SuiteRef) -> RuleSet:
+    """The RuleSet for a rule-set name (see ``resolve_rules``) or an unpackaged manifest."""
+    if isinstance(rules, Manifest):
+        return _manifest_rules(rules)
+    return resolve_rules(rules)
+
+
+def _load(world: str | LoadedWorld) -> LoadedWorld:
+    return world if isinstance(world, LoadedWorld) else load_world(world)
 
 
 @dataclass
@@ -256,22 +296,22 @@ def triggers(
     return out
 
 
-def observability(loaded: LoadedWorld, suite_id: str, seed: int = 7) -> list[ObservabilityRow]:
-    manifest = find_suite(suite_id)
-    assert manifest is not None
-    suite = compiled(manifest)
-    mirror = resolve_rules(suite_id)
+def observability(loaded: LoadedWorld, suite: SuiteRef, seed: int = 7) -> list[ObservabilityRow]:
+    manifest = suite_manifest(suite)
+    suite_id = manifest.id
+    compiled_suite = compiled(manifest)
+    mirror = suite_rules(suite)
     vanilla = vanilla_rules()
     task = get_task("enchantment")
     rows = []
-    for index, desc, inv, actions in triggers(suite, vanilla):
+    for index, desc, inv, actions in triggers(compiled_suite, vanilla):
         results = []
         for rules in (vanilla, mirror):
             ep = SimEpisode(loaded, rules, vanilla, task, seed=seed, start_inventory=inv)
             outs = [ep.step(a).result for a in actions]
             results.append((outs[-1], ep.evaluator.encounters.encounters))
         (v_res, _), (m_res, encounters) = results
-        written = {f"{cat}/{loc}" for cat, loc in suite.changed.get(index, ())}
+        written = {f"{cat}/{loc}" for cat, loc in compiled_suite.changed.get(index, ())}
         logged = any(e.rule in written for e in encounters)
         observable = (dict(v_res.produced), v_res.reason) != (dict(m_res.produced), m_res.reason)
         detail = f"vanilla {dict(v_res.produced) or v_res.reason}, mirror {dict(m_res.produced) or m_res.reason}"
@@ -290,7 +330,7 @@ def observability(loaded: LoadedWorld, suite_id: str, seed: int = 7) -> list[Obs
     return rows
 
 
-def _resource_outputs(rules: RuleSet, resource: tuple[str, str]) -> set[str]:
+def resource_outputs(rules: RuleSet, resource: tuple[str, str]) -> set[str]:
     """Items a rule resource produces under these rules (a recipe's result, a table's drops)."""
     category, location = resource
     if category == "recipes":
@@ -305,13 +345,12 @@ def _resource_outputs(rules: RuleSet, resource: tuple[str, str]) -> set[str]:
 
 
 def changes_on_routes(
-    suite_id: str, loaded_worlds: Iterable[LoadedWorld], tasks: Iterable[str]
+    suite_ref: SuiteRef, loaded_worlds: Iterable[LoadedWorld], tasks: Iterable[str]
 ) -> dict[int, list[str]]:
     """Change index -> the tasks whose route (Vanilla or Mirror witness) needs an item it produces."""
-    manifest = find_suite(suite_id)
-    assert manifest is not None
+    manifest = suite_manifest(suite_ref)
     suite = compiled(manifest)
-    mirror, vanilla = resolve_rules(suite_id), vanilla_rules()
+    mirror, vanilla = suite_rules(suite_ref), vanilla_rules()
     needed: dict[str, set[str]] = {t: set() for t in tasks}
     for loaded in loaded_worlds:
         blocks, mobs = world_resources(loaded)
@@ -326,31 +365,39 @@ def changes_on_routes(
     for i in range(len(manifest.changes)):
         touched: set[str] = set()
         for res in suite.changed.get(i, ()):
-            touched |= _resource_outputs(vanilla, res) | _resource_outputs(mirror, res)
+            touched |= resource_outputs(vanilla, res) | resource_outputs(mirror, res)
         out[i] = [t for t in needed if touched & needed[t]]
     return out
 
 
 def off_route_changes(
-    suite_id: str, loaded_worlds: Iterable[LoadedWorld], tasks: Iterable[str]
+    suite_ref: SuiteRef, loaded_worlds: Iterable[LoadedWorld], tasks: Iterable[str]
 ) -> list[tuple[str, int, str]]:
-    manifest = find_suite(suite_id)
-    assert manifest is not None
-    on = changes_on_routes(suite_id, loaded_worlds, tasks)
-    return [(suite_id, i, manifest.changes[i].sheet) for i, ts in sorted(on.items()) if not ts]
+    manifest = suite_manifest(suite_ref)
+    on = changes_on_routes(suite_ref, loaded_worlds, tasks)
+    return [(manifest.id, i, manifest.changes[i].sheet) for i, ts in sorted(on.items()) if not ts]
+
+
+def _is_suite(rules: SuiteRef) -> bool:
+    return isinstance(rules, Manifest) or (rules != VANILLA and find_suite(rules) is not None)
 
 
 def run_controls(
-    worlds: list[str], rule_sets: list[str], tasks: list[str], seed: int = 1
+    worlds: Sequence[str | LoadedWorld],
+    rule_sets: Sequence[SuiteRef],
+    tasks: list[str],
+    seed: int = 1,
 ) -> ControlReport:
     report = ControlReport()
     vanilla = vanilla_rules()
-    for world in worlds:
-        loaded = load_world(world)
+    for world_ref in worlds:
+        loaded = _load(world_ref)
+        world = loaded.world.world_id
         blocks, mobs = world_resources(loaded)
         vanilla_runs = {t: _oracle(loaded, vanilla, VANILLA, t, seed) for t in tasks}
-        for rules_name in rule_sets:
-            rules = resolve_rules(rules_name)
+        for rules_ref in rule_sets:
+            rules = suite_rules(rules_ref)
+            rules_name = rules_ref.id if isinstance(rules_ref, Manifest) else rules_ref
             reach = analyse(rules, blocks, mobs)
             for task in tasks:
                 t = get_task(task)
@@ -381,10 +428,10 @@ def run_controls(
                         neutral,
                     )
                 )
-            if rules_name != VANILLA and find_suite(rules_name) is not None:
-                report.observability.extend(observability(loaded, rules_name))
-    loaded_all = [load_world(w) for w in worlds]
-    for rules_name in rule_sets:
-        if rules_name != VANILLA and find_suite(rules_name) is not None:
-            report.off_route.extend(off_route_changes(rules_name, loaded_all, tasks))
+            if _is_suite(rules_ref):
+                report.observability.extend(observability(loaded, rules_ref))
+    loaded_all = [_load(w) for w in worlds]
+    for rules_ref in rule_sets:
+        if _is_suite(rules_ref):
+            report.off_route.extend(off_route_changes(rules_ref, loaded_all, tasks))
     return report

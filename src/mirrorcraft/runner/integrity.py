@@ -4,6 +4,8 @@ Runs episodes in every rule set and scans everything an agent can receive (the
 episode context, every observation in JSON and text form, action results, the
 skill listing) for suite ids and names, twin ids, datapack and resource paths,
 rule-set fingerprints, the rule-sheet sentences, and recipe or loot-table content.
+A suite that is not packaged (one being designed) is scanned by passing its
+``Manifest``; its name, id, sheet and fingerprint join the forbidden tokens.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mirrorcraft.agents.base import EpisodeContext
@@ -18,9 +21,11 @@ from mirrorcraft.agents.reference import AdaptivePlannerAgent
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
 from mirrorcraft.backends.sim import SimEpisode
 from mirrorcraft.body.actions import skill_listing
+from mirrorcraft.datapack.manifest import Manifest
 from mirrorcraft.datapack.suites import compiled, list_suites
 from mirrorcraft.evaluator.tasks import get_task
-from mirrorcraft.world.registry import load_world
+from mirrorcraft.runner.controls import SuiteRef, suite_rules
+from mirrorcraft.world.registry import LoadedWorld, load_world
 
 GENERIC_PATTERNS = [
     r"minecraft:",  # resource locations (agent-facing ids are bare)
@@ -46,14 +51,16 @@ class Leak:
     excerpt: str
 
 
-def forbidden_tokens() -> list[str]:
+def forbidden_tokens(extra: Sequence[Manifest] = ()) -> list[str]:
     tokens = []
-    for m in list_suites():
+    for m in [*list_suites(), *extra]:
         tokens += [m.name]
         tokens += [line[:40] for line in compiled(m).sheet]
     tokens += [resolve_rules(m.id).fingerprint for m in list_suites()] + [
         vanilla_rules().fingerprint
     ]
+    tokens += [suite_rules(m).fingerprint for m in extra]
+    tokens += [m.id for m in extra if len(m.id) >= 3]
     return tokens
 
 
@@ -71,11 +78,14 @@ def scan_text(text: str, tokens: list[str]) -> list[tuple[str, str]]:
     return found
 
 
-def scan_episode(world: str, rules_name: str, task_id: str, seed: int = 3) -> list[Leak]:
-    loaded = load_world(world)
-    rules = resolve_rules(rules_name)
+def scan_episode(
+    world: str | LoadedWorld, rules_ref: SuiteRef, task_id: str, seed: int = 3
+) -> list[Leak]:
+    loaded = world if isinstance(world, LoadedWorld) else load_world(world)
+    rules = suite_rules(rules_ref)
+    rules_name = rules_ref.id if isinstance(rules_ref, Manifest) else rules_ref
     task = get_task(task_id)
-    tokens = forbidden_tokens()
+    tokens = forbidden_tokens((rules_ref,) if isinstance(rules_ref, Manifest) else ())
     leaks: list[Leak] = []
 
     def check(where: str, text: str) -> None:

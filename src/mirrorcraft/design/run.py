@@ -1,0 +1,139 @@
+"""Running a design session end to end and writing what it produced.
+
+``run_llm`` and ``run_static`` open the design log in the output folder, run the
+loop (or the sampler), and on acceptance write the accepted spec and its
+artifacts; with or without acceptance they write the last static report and the
+controls summary beside the log.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mirrorcraft.design.kinds import BiomeKind, MirrorKind
+from mirrorcraft.design.loop import (
+    Designer,
+    DesignLog,
+    DesignOutcome,
+    DesignSettings,
+    static_design,
+)
+from mirrorcraft.llm.base import LLMClient
+
+LOG_NAME = "design_log.jsonl"
+
+
+class DesignInputError(Exception):
+    """A design request the user can fix (unknown task or base, unreadable starting spec)."""
+
+
+def make_kind(
+    kind: str,
+    tasks: tuple[str, ...],
+    *,
+    suite_id: str = "D01",
+    base: str = "plains",
+    name: str | None = None,
+    worlds: int = 2,
+) -> MirrorKind | BiomeKind:
+    from mirrorcraft.design.kinds import known_biome
+    from mirrorcraft.evaluator.tasks import task_table
+
+    unknown = [t for t in tasks if t not in task_table()]
+    if unknown or not tasks:
+        known = ", ".join(task_table())
+        raise DesignInputError(f"unknown or missing task(s) {unknown} (known: {known})")
+    if len(set(tasks)) != len(tasks):
+        raise DesignInputError("each task may be listed once")
+    from mirrorcraft.backends.rulesets import vanilla_rules
+    from mirrorcraft.evaluator.tasks import get_task
+
+    advancements = vanilla_rules().advancements
+    for task in tasks:
+        if any(m.advancement not in advancements for m in get_task(task).milestones):
+            raise DesignInputError(
+                f"task {task!r} cannot be designed for: its milestones are not vanilla advancements"
+            )
+    if kind == "mirror":
+        return MirrorKind(tasks, suite_id)
+    if not known_biome(base):
+        from mirrorcraft.design.biome_catalog import packaged_biomes
+
+        raise DesignInputError(
+            f"unknown base biome {base!r} (known: {', '.join(packaged_biomes())})"
+        )
+    if not 1 <= worlds <= 4:
+        raise DesignInputError("--worlds must be between 1 and 4")
+    return BiomeKind(tasks, base, name or f"{base}_variant", worlds)
+
+
+def read_spec(path: Path) -> dict[str, Any]:
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DesignInputError(f"{path}: cannot read ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise DesignInputError(f"{path}: not valid YAML/JSON ({exc})") from None
+    if not isinstance(raw, dict):
+        raise DesignInputError(f"{path}: a spec must be a mapping")
+    return raw
+
+
+def initial_spec(kind: MirrorKind | BiomeKind, path: Path | None, seed: int) -> dict[str, Any]:
+    """The user's spec, else the sampler's first draw (mirror) or the base biome (biome)."""
+    if path is not None:
+        return read_spec(path)
+    if isinstance(kind, BiomeKind):
+        return kind.base_spec()
+    return kind.sampler(seed).propose(0)
+
+
+def _write_results(kind: MirrorKind | BiomeKind, outcome: DesignOutcome, out: Path) -> list[Path]:
+    files: list[Path] = []
+    if outcome.accepted and outcome.candidate is not None:
+        files += kind.write(outcome.candidate, out)
+        report = out / "static_report.json"
+        report.write_text(
+            json.dumps(outcome.candidate.report.to_json(), indent=2, sort_keys=True) + "\n",
+            encoding="utf-8",
+        )
+        files.append(report)
+    if outcome.controls is not None:
+        controls = out / "controls.json"
+        controls.write_text(
+            json.dumps(outcome.controls.summary, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
+        files.append(controls)
+    return files
+
+
+async def run_llm(
+    kind: MirrorKind | BiomeKind,
+    client: LLMClient,
+    settings: DesignSettings,
+    out: Path,
+    start: dict[str, Any],
+) -> tuple[DesignOutcome, list[Path]]:
+    out.mkdir(parents=True, exist_ok=True)
+    log = DesignLog(out / LOG_NAME)
+    try:
+        outcome = await Designer(kind, client, settings, log).run(start)
+    finally:
+        log.close()
+    return outcome, _write_results(kind, outcome, out)
+
+
+def run_static(
+    kind: MirrorKind | BiomeKind, settings: DesignSettings, out: Path
+) -> tuple[DesignOutcome, list[Path]]:
+    out.mkdir(parents=True, exist_ok=True)
+    log = DesignLog(out / LOG_NAME)
+    try:
+        outcome = static_design(kind, settings, log)
+    finally:
+        log.close()
+    return outcome, _write_results(kind, outcome, out)
