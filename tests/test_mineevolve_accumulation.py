@@ -135,3 +135,50 @@ def test_training_streams_are_identical_across_variants() -> None:
     train, evals = plan_streams(spec)
     a, b = ([(c.world, c.task, c.seed) for c in s.conditions] for s in train)
     assert a == b and len(evals) == 2 * 2 * 2
+
+
+def test_shared_stores_and_static_stores(tmp_path: Path) -> None:
+    spec = {
+        **SPEC,
+        "variants": [
+            "full",
+            {"name": "carried", "store_of": "full", "eval_updates": True},
+            {"name": "static", "switches": "full", "freeze_after": 1},
+        ],
+        "checkpoints": [3],
+    }
+    spec["eval"] = {**SPEC["eval"], "rules": ["vanilla"]}
+    assert _run(tmp_path, spec) == 0
+    out = tmp_path / "out"
+    stores = sorted(p.name for p in (out / "stores").iterdir())
+    assert "carried--mock-planner.sqlite" not in stores  # it trains nothing of its own
+    assert "carried--mock-planner@3--vanilla.carried.sqlite" in stores
+    with KnowledgeStore.open(out / "stores" / "static--mock-planner.sqlite", read_only=True) as s:
+        assert s.version == 3
+        ops = s.db.execute("SELECT version, COUNT(*) FROM ops GROUP BY version").fetchall()
+        assert [v for v, _n in ops] == [1]  # only the first episode changed the store
+    evals = {r["memory"]["variant"]: r for r in _records(out / "results.sqlite")}
+    assert evals["carried"]["memory"]["store_at_start"] == evals["full"]["memory"]["store_at_start"]
+    assert evals["carried"]["memory"]["store_updates"] is True
+    assert evals["full"]["memory"]["store_updates"] is False
+
+
+@pytest.mark.parametrize("name", ["accumulation", "ablations", "curriculum", "transfer"])
+def test_shipped_specs_plan_paired_held_out_evaluations(name: str) -> None:
+    from mirrorcraft.commands.run_cmd import default_spec_path
+
+    path = default_spec_path().parent / f"mineevolve_{name}.yaml"
+    spec = AccumulationSpec.model_validate(yaml.safe_load(path.read_text()))
+    train, evals = plan_streams(spec)
+    assert train and evals
+    eval_tasks = set(spec.eval.tasks)
+    for stream in train:
+        assert len({c.episode_id for c in stream.conditions}) == len(stream.conditions)
+        trained = spec.train_for(next(v for v in spec.variants if v.name == stream.variant))
+        if trained is not None and trained.hold_out:
+            assert not eval_tasks & {c.task for c in stream.conditions}
+    seeds: dict[tuple[str, str, int], set[int]] = {}
+    for stream in evals:
+        for c in stream.conditions:
+            seeds.setdefault((c.world, c.task, c.repetition), set()).add(c.seed)
+    assert all(len(s) == 1 for s in seeds.values())

@@ -202,7 +202,8 @@ class AccumulationRunner:
                 if cp <= done:
                     self._snapshot(store, stream, model, cp)
             for i in range(done, len(stream.conditions)):
-                job = self._job(stream, i, path, True)
+                learning = stream.frozen_after is None or i < stream.frozen_after
+                job = self._job(stream, i, path, learning)
                 result = await self._run_with_retries(job, self.train_db)
                 if result is None:
                     self._fail(stream, model, i, "an episode kept failing (see the faults table)")
@@ -233,15 +234,16 @@ class AccumulationRunner:
     async def _evaluate(self, stream: Stream, trained: set[tuple[str, str]]) -> None:
         model = stream.conditions[0].model
         cp = stream.checkpoint if stream.checkpoint is not None else 0
-        key = self.checkpoint_key(stream.variant, model, cp)
+        source = stream.store_variant or stream.variant
+        key = self.checkpoint_key(source, model, cp)
         await self.ready[key].wait()
         if key in self.failed:
             self.outcome.missing.append(f"{stream.key}: {self.failed[key]}")
             return
         snapshot = (
-            self.snapshot_path(stream.variant, model, cp)
-            if (stream.variant, model) in trained
-            else self.start_from(stream.variant)
+            self.snapshot_path(source, model, cp)
+            if (source, model) in trained
+            else self.start_from(source)
         )
         finished = self.eval_db.finished_ids()
         if not stream.writable:

@@ -101,6 +101,14 @@ class VariantSpec(_Strict):
     start_from: str | None = None
     """A knowledge-store file this variant starts from instead of an empty store (it is
     copied, never written): e.g. a static store evaluated without updates."""
+    freeze_after: int | None = Field(None, ge=0)
+    """Training episodes after this many read the store without changing it (a static store
+    built from the first episodes only)."""
+    store_of: str | None = None
+    """Evaluate another variant's checkpoints instead of training a store of its own (e.g.
+    the same store evaluated with and without updates)."""
+    eval_updates: bool | None = None
+    """Overrides eval.updates for this variant."""
 
 
 class AccumulationSpec(_Strict):
@@ -134,7 +142,14 @@ class AccumulationSpec(_Strict):
         names = [v.name for v in self.variants]
         if len(set(names)) != len(names):
             raise ValueError("variant names must be unique")
+        by_name = {v.name: v for v in self.variants}
         for v in self.variants:
+            if v.store_of is not None:
+                src = by_name.get(v.store_of)
+                if src is None or src.store_of is not None or self.train_for(src) is None:
+                    raise ValueError(
+                        f"variant {v.name!r}: store_of must name a variant that trains its own store"
+                    )
             if self.switches(v) not in known:
                 raise ValueError(
                     f"variant {v.name!r}: unknown switches {self.switches(v)!r} "
@@ -159,7 +174,7 @@ class AccumulationSpec(_Strict):
         return v.name if v.name in default_config().variants else "full"
 
     def train_for(self, v: VariantSpec) -> TrainSpec | None:
-        if v.train == "none" or self.train is None:
+        if v.train == "none" or self.train is None or v.store_of is not None:
             return None
         if v.train == "inherit":
             return self.train
@@ -188,6 +203,10 @@ class Stream:
     writable: bool
     snapshots: dict[int, str] = field(default_factory=dict)
     """Training: episodes done -> snapshot file name to write then."""
+    store_variant: str = ""
+    """The variant whose store and snapshots this stream uses (itself unless ``store_of``)."""
+    frozen_after: int | None = None
+    """Training: episodes after this many run without updating the store."""
 
 
 def agent_label(variant: str, phase: str, checkpoint: int | None) -> str:
@@ -232,6 +251,8 @@ def training_stream(spec: AccumulationSpec, v: VariantSpec, model: str) -> Strea
         conditions,
         True,
         snapshots,
+        v.name,
+        v.freeze_after,
     )
 
 
@@ -255,13 +276,15 @@ def evaluation_streams(
                     ordered.append(c)
     base = f"eval/{v.name}@{checkpoint}/{model}"
     sw = spec.switches(v)
-    if not e.updates:
+    source = v.store_of or v.name
+    updates = e.updates if v.eval_updates is None else v.eval_updates
+    if not updates:
         return [
-            Stream(f"{base}/{i}", v.name, sw, "eval", checkpoint, [c], False)
+            Stream(f"{base}/{i}", v.name, sw, "eval", checkpoint, [c], False, {}, source)
             for i, c in enumerate(ordered)
         ]
     return [
-        Stream(f"{base}/{r}", v.name, sw, "eval", checkpoint, cs, True)
+        Stream(f"{base}/{r}", v.name, sw, "eval", checkpoint, cs, True, {}, source)
         for r, cs in by_rules.items()
     ]
 

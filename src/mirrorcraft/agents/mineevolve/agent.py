@@ -238,7 +238,8 @@ class MineEvolveAgent(LLMAgent):
     # -- retrieval -----------------------------------------------------------------------------------
     def retrieve(self, obs: Observation, subgoal: Subgoal | None) -> Retrieval:
         recent = [f.failure_type for f, _ in self.history_fb[-self.cfg.inducer.window :]]
-        context = context_terms(obs, self.goal_items, subgoal, recent)
+        route = self.prior.relevant if self.prior is not None else ()
+        context = context_terms(obs, self.goal_items, subgoal, recent, route)
         kinds = []
         if self.mode == "reflection":
             kinds = ["reflection"]

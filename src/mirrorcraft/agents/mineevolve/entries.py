@@ -149,9 +149,16 @@ def context_terms(
     goal_items: Iterable[str],
     subgoal: Subgoal | None,
     recent_failures: Iterable[str],
+    route_items: Iterable[str] = (),
 ) -> frozenset[str]:
-    """The planning context as trigger terms (everything comes from the observation)."""
+    """The planning context as trigger terms.
+
+    Everything comes from the observation, except ``route_items``: the items the agent's
+    vanilla prior expects on the way to the goal, as ``target:`` terms (what the next
+    subgoals are likely about; under changed rules that expectation may be wrong).
+    """
     terms = {f"goal:{norm(i)}" for i in goal_items}
+    terms |= {f"target:{norm(i)}" for i in route_items}
     terms |= {f"have:{i}" for i, n in obs.inventory.items() if n > 0}
     terms |= {f"facility:{f.id}" for f in obs.facilities}
     terms |= {f"near:{n.id}" for n in (*obs.nearby_blocks, *obs.nearby_entities)}
