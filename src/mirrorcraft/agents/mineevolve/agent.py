@@ -244,7 +244,11 @@ class MineEvolveAgent(LLMAgent):
         if self.mode == "reflection":
             kinds = ["reflection"]
         else:
-            kinds = [k for k, on in (("skill", self.switches.skills), ("remedy", True)) if on]
+            kinds = [
+                k
+                for k, on in (("skill", self.switches.skills), ("remedy", self.switches.remedies))
+                if on
+            ]
         started = time.perf_counter()
         found = self.curator.retrieve(self.kb.live(), context, kinds)
         self.stats.retrieval(found, time.perf_counter() - started)
