@@ -95,3 +95,6 @@ class SimEpisode:
 
     def _run(self, action: Action) -> ActionResult:
         return self.body.execute(action, HANDLERS)
+
+    def close(self) -> None:
+        """Nothing to release in the embedded backend (the Backend protocol asks for it)."""

@@ -9,6 +9,7 @@ from mirrorcraft.commands import (
     report_cmd,
     rules_cmd,
     run_cmd,
+    server_cmd,
     suites_cmd,
 )
 
@@ -22,4 +23,5 @@ COMMANDS = [
     controls_cmd,
     design_cmd,
     rules_cmd,
+    server_cmd,
 ]

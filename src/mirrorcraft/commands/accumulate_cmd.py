@@ -86,6 +86,10 @@ def validate(spec: AccumulationSpec) -> None:
 def run_accumulation(args: argparse.Namespace, raw: dict[str, Any], source: str) -> int:
     if args.agent:
         raise UserError("--agent does not apply to an accumulation spec (it runs MineEvolve)")
+    if getattr(args, "backend", None) not in (None, "sim"):
+        raise UserError(
+            "accumulation experiments run on the embedded simulator only (--backend sim)"
+        )
     spec = parse(raw, source)
     if args.model:
         model = ModelSpec(name=args.model, base_url=args.base_url, api_key_env=args.api_key_env)

@@ -30,7 +30,10 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--out", default=None, help="results folder (default: runs/<experiment name>)")
     p.add_argument(
-        "--workers", type=int, default=max(os.cpu_count() or 1, 1), help="worker processes"
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes (default: one per CPU; 1 with --backend mineflayer)",
     )
     p.add_argument("--executor", choices=["local", "ray"], default="local")
     p.add_argument("--address", default=None, help="Ray cluster address (with --executor ray)")
@@ -49,6 +52,24 @@ def add_parser(sub: Any) -> None:
         "--api-key-env", default=None, help="environment variable holding the API key for --model"
     )
     p.add_argument("--no-report", action="store_true", help="skip writing the HTML report")
+    p.add_argument(
+        "--backend",
+        choices=["sim", "mineflayer"],
+        default=None,
+        help="sim (embedded, default) or mineflayer (real 1.19 servers; see docs/real_server.md)",
+    )
+    p.add_argument(
+        "--saves",
+        default=os.environ.get("MIRRORCRAFT_SAVES", "servers"),
+        help="mineflayer: the folder written by 'mirrorcraft server prepare' (default: servers/)",
+    )
+    p.add_argument("--jar", default=None, help="mineflayer: server jar (default: the prepared one)")
+    p.add_argument(
+        "--server-command",
+        default=None,
+        help="mineflayer: command starting the server, {jar} replaced (default: java -Xms1G -Xmx2G -jar {jar} nogui)",
+    )
+    p.add_argument("--node", default="node", help="mineflayer: the Node.js 20 executable")
     p.set_defaults(handler=run)
 
 
@@ -69,6 +90,8 @@ def _spec(args: argparse.Namespace) -> ExperimentSpec:
         changes["models"] = (
             ModelSpec(name=args.model, base_url=args.base_url, api_key_env=args.api_key_env),
         )
+    if getattr(args, "backend", None):
+        changes["backend"] = args.backend
     return spec.model_copy(update=changes) if changes else spec
 
 
@@ -105,11 +128,31 @@ def _validate(spec: ExperimentSpec) -> None:
             raise UserError(str(exc)) from None
         except Exception as exc:  # manifests: a clear message, never a traceback
             raise UserError(f"rule set {r!r}: {exc}") from None
-    if spec.backend != "sim":
-        raise UserError("the mineflayer backend is not available in this build; use backend: sim")
+
+
+def _backend_options(args: argparse.Namespace, spec: ExperimentSpec) -> dict[str, Any]:
+    """The mineflayer options, checked before any episode starts ({} for the embedded backend)."""
+    if spec.backend != "mineflayer":
+        return {}
+    from mirrorcraft.backends.mineflayer.backend import MineflayerOptions, run_problems
+    from mirrorcraft.backends.mineflayer.server import DEFAULT_COMMAND
+
+    options = MineflayerOptions(
+        saves=Path(args.saves),
+        jar=Path(args.jar) if args.jar else None,
+        command=args.server_command or DEFAULT_COMMAND,
+        node=args.node,
+    )
+    problems = run_problems(options, list(spec.worlds), list(spec.rules))
+    if problems:
+        raise UserError("cannot run on real servers:\n  " + "\n  ".join(problems))
+    return options.to_dict()
 
 
 def run(args: argparse.Namespace) -> int:
+    workers_given = args.workers is not None
+    if not workers_given:
+        args.workers = max(os.cpu_count() or 1, 1)
     if args.spec:
         from mirrorcraft.commands.accumulate_cmd import is_accumulation, read_raw, run_accumulation
 
@@ -118,6 +161,9 @@ def run(args: argparse.Namespace) -> int:
             return run_accumulation(args, raw, args.spec)
     spec = _spec(args)
     _validate(spec)
+    backend_options = _backend_options(args, spec)
+    if backend_options and not workers_given:
+        args.workers = 1  # every episode runs its own Minecraft server
     out = Path(args.out) if args.out else Path("runs") / spec.name
     conditions = expand(spec)
     try:
@@ -129,7 +175,13 @@ def run(args: argparse.Namespace) -> int:
         store.set_meta("spec_hash", spec.hash)
         store.set_meta("software_version", __version__)
         finished = store.finished_ids()
-        jobs = plan_jobs(spec, conditions, finished, cache_path=out / "llm_cache.sqlite")
+        jobs = plan_jobs(
+            spec,
+            conditions,
+            finished,
+            cache_path=out / "llm_cache.sqlite",
+            backend_options=backend_options,
+        )
         if args.limit is not None:
             jobs = jobs[: max(args.limit, 0)]
         print(
@@ -146,7 +198,10 @@ def run(args: argparse.Namespace) -> int:
             else:
                 run_local(cpu_jobs, store, args.workers, progress)
                 if model_jobs:
-                    run_async(model_jobs, store, args.concurrency, progress)
+                    concurrency = args.concurrency
+                    if backend_options:
+                        concurrency = min(concurrency, args.workers)
+                    run_async(model_jobs, store, concurrency, progress)
         except InfrastructureFault as exc:
             raise UserError(str(exc)) from None
         progress.show(force=True)

@@ -6,13 +6,15 @@ having no executable action. Returns the episode record and the full step trace.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from mirrorcraft import __version__
 from mirrorcraft.agents.base import Agent, EpisodeContext, Usage
-from mirrorcraft.backends.sim import SimEpisode
+from mirrorcraft.backends.base import EpisodeBackend
+from mirrorcraft.backends.sim import SimEpisode, StepOutcome
 from mirrorcraft.body.actions import Action, parse_action
 from mirrorcraft.body.body import action_signature
 from mirrorcraft.evaluator.tasks import Task
@@ -50,6 +52,13 @@ def _signature(raw: Any) -> list[str]:
     return [str(skill)[:32] if isinstance(skill, str) else "<invalid>"]
 
 
+async def _step(episode: EpisodeBackend, action: Any) -> StepOutcome:
+    """Backends that wait on a real game step in a thread, so other episodes keep running."""
+    if getattr(episode, "blocking", False):
+        return await asyncio.to_thread(episode.step, action)
+    return episode.step(action)
+
+
 async def run_episode(
     spec: EpisodeSpec,
     agent: Agent,
@@ -58,9 +67,15 @@ async def run_episode(
     vanilla: RuleSet,
     *,
     rule_sheet: str | None = None,
+    backend_episode: EpisodeBackend | None = None,
 ) -> tuple[EpisodeRecord, list[StepRecord]]:
+    """Play one episode; ``backend_episode`` (the caller creates and closes it) replaces the embedded one."""
     started = time.perf_counter()
-    episode = SimEpisode(loaded, rules, vanilla, spec.task, seed=spec.seed)
+    episode: EpisodeBackend = (
+        backend_episode
+        if backend_episode is not None
+        else SimEpisode(loaded, rules, vanilla, spec.task, seed=spec.seed)
+    )
     agent.start(
         EpisodeContext(spec.task.id, spec.task.title, spec.task.budget, spec.seed, rule_sheet)
     )
@@ -87,7 +102,7 @@ async def run_episode(
                 usage.add(leftover)
             break
         usage.add(decision.usage)
-        out = episode.step(decision.action)
+        out = await _step(episode, decision.action)
         obs = out.observation
         encounters = episode.evaluator.encounters.encounters
         new_rules = sorted({e.rule for e in encounters[seen_encounters:]})
@@ -131,7 +146,7 @@ async def run_episode(
         seed=spec.seed,
         score=ev.score(),
         success=ev.success(),
-        milestones=ev.milestones.milestone_steps(),
+        milestones=dict(ev.milestones.milestone_steps()),
         termination=termination,
         actions_used=episode.used,
         score_trace=scores,
@@ -154,7 +169,7 @@ async def run_episode(
         software_version=__version__,
         ruleset_fingerprint=rules.fingerprint,
         vanilla_fingerprint=vanilla.fingerprint,
-        world_fingerprint=loaded.world.fingerprint,
+        world_fingerprint=getattr(episode, "world_fingerprint", "") or loaded.world.fingerprint,
         spec_hash=spec.spec_hash,
         wall_seconds=round(time.perf_counter() - started, 4),
         agent_error=agent_error,

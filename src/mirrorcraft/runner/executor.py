@@ -18,12 +18,12 @@ import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mirrorcraft.agents.registry import make_agent, needs_model
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
-from mirrorcraft.datapack.suites import compiled, find_suite
+from mirrorcraft.datapack.suites import compiled, find_suite, load_manifest_file
 from mirrorcraft.evaluator.tasks import get_task
 from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.runner.episode import EpisodeSpec, run_episode
@@ -59,10 +59,19 @@ class Job:
     agent_name: str | None = None
     """The configuration to build when ``condition.agent`` is only a label (accumulation runs)."""
     agent_options: dict[str, Any] | None = None
+    backend: str = "sim"
+    """``sim`` (embedded) or ``mineflayer`` (a real server per episode; see docs/real_server.md)."""
+    backend_options: dict[str, Any] = field(default_factory=dict)
 
 
 def rule_sheet_for(rules: str) -> str | None:
+    """The disclosed rule sheet of a packaged suite or a suite manifest file (None otherwise)."""
     manifest = find_suite(rules)
+    if manifest is None and rules.endswith((".yaml", ".yml", ".manifest.json")):
+        from pathlib import Path
+
+        if Path(rules).is_file():
+            manifest = load_manifest_file(Path(rules))
     return compiled(manifest).render_sheet() if manifest is not None else None
 
 
@@ -98,11 +107,32 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
             c.seed,
             job.spec_hash,
         )
+        backend_episode = None
         try:
+            if job.backend == "mineflayer":
+                from mirrorcraft.backends.mineflayer.backend import MineflayerOptions, start_episode
+
+                backend_episode = await asyncio.to_thread(
+                    start_episode,
+                    MineflayerOptions.from_dict(job.backend_options),
+                    world=c.world,
+                    rules=c.rules,
+                    task=task,
+                    vanilla=vanilla,
+                    seed=c.seed,
+                )
             record, steps = await run_episode(
-                spec, agent, loaded, active, vanilla, rule_sheet=sheet
+                spec,
+                agent,
+                loaded,
+                active,
+                vanilla,
+                rule_sheet=sheet,
+                backend_episode=backend_episode,
             )
         finally:
+            if backend_episode is not None:
+                await asyncio.to_thread(backend_episode.close)
             client = getattr(agent, "client", None)
             if client is not None:
                 from mirrorcraft.llm.factory import close_client
@@ -294,6 +324,8 @@ def plan_jobs(
     conditions: list[EpisodeCondition],
     finished: set[str],
     cache_path: Any = None,
+    backend: str | None = None,
+    backend_options: dict[str, Any] | None = None,
 ) -> list[Job]:
     models: dict[str, dict[str, Any]] = {
         m.name: {k: v for k, v in m.model_dump().items() if k != "name"} for m in spec.models
@@ -303,8 +335,16 @@ def plan_jobs(
             cfg.clear()  # reference agents take no model settings
         else:
             cfg["cache_path"] = cache_path
+    chosen = backend or spec.backend
     return [
-        Job(c, spec.name, spec.hash, models.get(c.model, {}))
+        Job(
+            c,
+            spec.name,
+            spec.hash,
+            models.get(c.model, {}),
+            backend=chosen,
+            backend_options=dict(backend_options or {}),
+        )
         for c in conditions
         if c.episode_id not in finished
     ]

@@ -1,0 +1,238 @@
+'use strict'
+// craft_grid, smelt and enchant: the skills whose outcome the server's rules decide. Crafting
+// clicks the grid and reads the result slot; smelting uses the furnace window; enchanting the
+// enchanting-table window. Nothing here consults a recipe.
+
+const { failure, success, gains, losses, sortedObject } = require('../world')
+const { blocked } = require('./gather')
+const { craftGrid, withTimeout } = require('../windows')
+const { BridgeError, CODES } = require('../protocol')
+
+const GRID = { inventory: 2, crafting_table: 3 }
+const OPTION_COST = { lowest: 1, middle: 2, highest: 3 }
+const COOK_TICKS = { furnace: 200, blast_furnace: 100, smoker: 100 }
+
+async function findStation (w, block, skill, args) {
+  const hits = w.nearestBlocks([block], w.body.station_radius, 3)
+  if (!hits.length) {
+    const reason = block === 'crafting_table' ? 'needs_table' : 'needs_station'
+    return { problem: failure(skill, args, reason, `no placed ${block} nearby`) }
+  }
+  for (const hit of hits) {
+    const move = await w.goto(w.reachGoal(hit.pos))
+    if (move.ok) return { block: w.bot.blockAt(hit.pos) }
+  }
+  return { problem: failure(skill, args, 'station_unreachable', `the nearby ${block} cannot be reached; try prepare_access`) }
+}
+
+async function openWindow (w, block, what) {
+  const opened = new Promise(resolve => w.bot.once('windowOpen', resolve))
+  await w.bot.activateBlock(block)
+  return withTimeout(opened, w.config.limits.window_timeout_ms, `opening the ${what}`)
+}
+
+async function craftGridSkill (w, args) {
+  const { station, grid } = args
+  const size = GRID[station]
+  if (grid.length > size || grid[0].length > size) {
+    return failure('craft_grid', args, 'invalid_args', `a grid wider or taller than ${size} needs station=crafting_table`)
+  }
+  const need = {}
+  for (const row of grid) {
+    for (const cell of row) {
+      if (cell === null) continue
+      if (!w.isItem(cell)) return failure('craft_grid', args, 'invalid_args', `'${cell}' is not a known item id`)
+      need[cell] = (need[cell] || 0) + 1
+    }
+  }
+  if (!Object.keys(need).length) return failure('craft_grid', args, 'invalid_args', 'the grid is empty')
+  for (const item of Object.keys(need).sort()) {
+    const have = w.count(item)
+    if (have < need[item]) {
+      return failure('craft_grid', args, 'missing_item', `the grid uses ${need[item]} ${item} but ${have} are owned`, { item })
+    }
+  }
+  const before = w.totals()
+  let window = w.bot.inventory
+  if (station === 'crafting_table') {
+    const found = await findStation(w, 'crafting_table', 'craft_grid', args)
+    if (found.problem) return found.problem
+    window = await openWindow(w, found.block, 'crafting table')
+    if (!String(window.type).startsWith('minecraft:crafting')) {
+      w.bot.closeWindow(window)
+      throw new BridgeError(CODES.UNSUPPORTED, `the crafting table opened a ${window.type} window`)
+    }
+  }
+  let result
+  try {
+    result = await craftGrid(w.bot, window, grid, size, { clickMs: w.config.limits.click_timeout_ms })
+  } finally {
+    if (window !== w.bot.inventory) w.bot.closeWindow(window)
+  }
+  await w.bot.waitForTicks(2)
+  if (result === null) {
+    return failure('craft_grid', args, 'no_result', 'the result slot stayed empty; nothing was crafted')
+  }
+  const after = w.totals()
+  return success('craft_grid', args, `crafted ${result.count} ${result.name}`, {
+    produced: gains(before, after),
+    consumed: sortedObject(need),
+    details: { result: { [result.name]: result.count } }
+  })
+}
+
+function fuelOrder (w, exclude) {
+  const ticks = w.config.fuel_ticks || {}
+  const owned = [...new Set(w.slots().map(i => i.name))].filter(n => n !== exclude && ticks[n] > 0).sort()
+  const ranked = []
+  for (const n of w.config.fuel_order || []) if (owned.includes(n) && !ranked.includes(n)) ranked.push(n)
+  const skip = new Set([...(w.config.tools || []), ...(w.body.facilities || [])])
+  for (const n of owned) if (!ranked.includes(n) && !skip.has(n)) ranked.push(n)
+  return ranked
+}
+
+async function smelt (w, args) {
+  const { input: item, station, count } = args
+  if (!w.isItem(item)) return failure('smelt', args, 'invalid_args', `'${item}' is not a known item id`)
+  const have = w.count(item)
+  if (have < count) return failure('smelt', args, 'missing_item', `smelting ${count} ${item} needs ${count}; ${have} owned`, { item })
+  const found = await findStation(w, station, 'smelt', args)
+  if (found.problem) return found.problem
+  const fuels = fuelOrder(w, item)
+  if (!fuels.length) return failure('smelt', args, 'no_fuel', `no owned fuel can run the ${station}`, { fuel_used: {} })
+  const before = w.totals()
+  let furnace
+  try {
+    furnace = await withTimeout(w.bot.openFurnace(found.block), w.config.limits.window_timeout_ms, `opening the ${station}`)
+  } catch (err) {
+    if (err instanceof BridgeError) throw err
+    throw new BridgeError(CODES.UNSUPPORTED, `the ${station} opened no furnace window: ${err.message}`)
+  }
+  const limits = w.config.limits
+  try {
+    if (furnace.outputItem()) await furnace.takeOutput()
+    const inputType = w.registry.itemsByName[item].id
+    await furnace.putInput(inputType, null, count)
+    // Enough fuel for every unit at the station's vanilla pace (blast furnaces and smokers
+    // burn fuel twice as fast and cook twice as fast: the same units per fuel).
+    const perUnit = COOK_TICKS[station]
+    const burnDivisor = station === 'furnace' ? 1 : 2
+    let ticksNeeded = count * perUnit
+    for (const fuel of fuels) {
+      if (ticksNeeded <= 0) break
+      const burn = (w.config.fuel_ticks[fuel] || 0) / burnDivisor
+      const units = Math.min(Math.ceil(ticksNeeded / burn), w.count(fuel))
+      if (units <= 0) continue
+      if (furnace.fuelItem() && furnace.fuelItem().name !== fuel) break
+      await furnace.putFuel(w.registry.itemsByName[fuel].id, null, units)
+      ticksNeeded -= units * burn
+    }
+    // Wait until the input is used up, or nothing has changed for a while (no recipe / no fuel).
+    const deadline = count * perUnit + limits.smelt_slack_ticks
+    let idle = 0
+    let lastOut = furnace.outputItem() ? furnace.outputItem().count : 0
+    let lastIn = furnace.inputItem() ? furnace.inputItem().count : 0
+    for (let t = 0; t < deadline; t += 5) {
+      await w.bot.waitForTicks(5)
+      const out = furnace.outputItem() ? furnace.outputItem().count : 0
+      const inp = furnace.inputItem() ? furnace.inputItem().count : 0
+      if (inp === 0) break
+      if (out === lastOut && inp === lastIn && !(furnace.progress > 0)) idle += 5
+      else idle = 0
+      if (idle >= limits.smelt_idle_ticks) break
+      lastOut = out
+      lastIn = inp
+    }
+    if (furnace.outputItem()) await furnace.takeOutput()
+    if (furnace.inputItem()) await furnace.takeInput()
+    if (furnace.fuelItem()) await furnace.takeFuel()
+  } finally {
+    furnace.close()
+  }
+  await w.bot.waitForTicks(2)
+  const after = w.totals()
+  const produced = gains(before, after)
+  const consumed = losses(before, after)
+  const done = consumed[item] || 0
+  const fuelUsed = {}
+  for (const [k, v] of Object.entries(consumed)) if (k !== item) fuelUsed[k] = v
+  if (done === 0) {
+    if (Object.keys(fuelUsed).length) {
+      return failure('smelt', args, 'no_fuel', `no owned fuel can run the ${station}`, { fuel_used: fuelUsed })
+    }
+    return failure('smelt', args, 'no_result', `the ${station} did nothing with ${item}; it was returned`)
+  }
+  const outputs = Object.entries(produced).map(([k, v]) => `${v} ${k}`).join(', ') || 'nothing'
+  let message = `${station} turned ${done} ${item} into ${outputs}`
+  if (done < count) message += `; fuel ran out after ${done}`
+  return success('smelt', args, message, {
+    produced,
+    consumed: sortedObject(consumed),
+    details: { processed: done, fuel: sortedObject(fuelUsed) }
+  })
+}
+
+function enchantable (w, item) {
+  if (item === 'book') return true
+  const info = w.registry.itemsByName[item]
+  return Boolean(info && ((info.enchantCategories && info.enchantCategories.length) || info.maxDurability))
+}
+
+async function enchant (w, args) {
+  const { item, option } = args
+  const cost = OPTION_COST[option]
+  if (!w.isItem(item)) return failure('enchant', args, 'invalid_args', `'${item}' is not a known item id`)
+  const plain = w.findItem(item, { plain: true })
+  if (!plain) {
+    const owned = w.count(item) > 0
+    return failure('enchant', args, owned ? 'not_enchantable' : 'missing_item', owned ? `${item} is already enchanted` : `no ${item} in the inventory`)
+  }
+  if (!enchantable(w, item)) return failure('enchant', args, 'not_enchantable', `${item} cannot be enchanted`)
+  const lapis = w.count('lapis_lazuli')
+  if (lapis < cost) {
+    return failure('enchant', args, 'missing_item', `option ${option} needs ${cost} lapis_lazuli; ${lapis} owned`, { item: 'lapis_lazuli' })
+  }
+  const found = await findStation(w, 'enchanting_table', 'enchant', args)
+  if (found.problem) return found.problem
+  let table
+  try {
+    table = await withTimeout(w.bot.openEnchantmentTable(found.block), w.config.limits.window_timeout_ms, 'opening the enchanting table')
+  } catch (err) {
+    if (err instanceof BridgeError) throw err
+    throw new BridgeError(CODES.UNSUPPORTED, `the enchanting table opened no window: ${err.message}`)
+  }
+  let enchanted = null
+  let problem = null
+  try {
+    const ready = new Promise(resolve => table.once('ready', resolve))
+    await table.putTargetItem(w.findItem(item, { plain: true }))
+    await withTimeout(ready, w.config.limits.window_timeout_ms, 'waiting for enchantment offers').catch(() => null)
+    const offer = table.enchantments[cost - 1]
+    const required = offer ? offer.level : 0
+    if (!offer || required <= 0) {
+      problem = failure('enchant', args, 'no_result', `the table offers no ${option} option for ${item} right now`, { offered: table.enchantments.map(e => e.level) })
+    } else if (w.bot.experience.level < required) {
+      problem = failure('enchant', args, 'not_enough_levels', `option ${option} needs level ${required}; level is ${w.bot.experience.level}`)
+    } else {
+      await table.putLapis(w.findItem('lapis_lazuli'))
+      enchanted = await table.enchant(cost - 1)
+    }
+    if (table.targetItem()) await table.takeTargetItem()
+    const lapisLeft = table.slots[1]
+    if (lapisLeft) await w.bot.putAway(1)
+  } finally {
+    table.close()
+  }
+  if (problem) return problem
+  await w.bot.waitForTicks(2)
+  const enchantments = (enchanted && enchanted.enchants ? enchanted.enchants : []).map(e => [String(e.name).replace(/^minecraft:/, ''), e.lvl])
+  if (!enchantments.length) return failure('enchant', args, 'no_result', `the table offered nothing for ${item}`)
+  const resultItem = item === 'book' ? 'enchanted_book' : item
+  return success('enchant', args, `enchanted ${item}: ${enchantments.map(([n, l]) => `${n} ${l}`).join(', ')}`, {
+    produced: { [resultItem]: 1 },
+    consumed: { [item]: 1, lapis_lazuli: cost },
+    details: { enchantments, levels_spent: cost }
+  })
+}
+
+module.exports = { craft_grid: craftGridSkill, smelt, enchant, findStation, fuelOrder }

@@ -1,0 +1,70 @@
+'use strict'
+// smelt and enchant against scripted furnace and enchanting-table windows: what the server
+// produces is what the skill reports, with the embedded body's reasons and result fields.
+const test = require('node:test')
+const assert = require('node:assert')
+const { smelt, enchant } = require('../src/skills/stations')
+const { FakeWorld } = require('./fake_world')
+
+const nuggets = (input) => (input === 'raw_iron' ? { name: 'iron_nugget', count: 3 } : null) // a changed rule
+
+test('smelting reports what the furnace actually produced, and the fuel it burned', async () => {
+  const w = new FakeWorld({ inventory: { raw_iron: 2, coal: 1 }, stations: { furnace: true }, cook: nuggets })
+  const r = await smelt(w, { input: 'raw_iron', station: 'furnace', count: 2 })
+  assert.strictEqual(r.ok, true, r.message)
+  assert.deepStrictEqual(r.produced, { iron_nugget: 6 })
+  assert.deepStrictEqual(r.consumed, { coal: 1, raw_iron: 2 })
+  assert.deepStrictEqual(r.details, { processed: 2, fuel: { coal: 1 } })
+  assert.ok(w.furnace.closed)
+})
+
+test('an input the server cannot cook is returned: no_result', async () => {
+  const w = new FakeWorld({ inventory: { dirt: 1, coal: 2 }, stations: { furnace: true }, cook: nuggets })
+  const r = await smelt(w, { input: 'dirt', station: 'furnace', count: 1 })
+  assert.strictEqual(r.reason, 'no_result')
+  assert.deepStrictEqual(w.totals(), { coal: 2, dirt: 1 })
+})
+
+test('fuel running out stops after what it could cook', async () => {
+  const w = new FakeWorld({ inventory: { raw_iron: 3, stick: 2 }, stations: { furnace: true }, cook: nuggets })
+  const r = await smelt(w, { input: 'raw_iron', station: 'furnace', count: 3 })
+  assert.strictEqual(r.ok, true)
+  assert.strictEqual(r.details.processed, 1)
+  assert.match(r.message, /fuel ran out after 1/)
+  assert.strictEqual(w.count('raw_iron'), 2) // the rest came back
+})
+
+test('smelting failure reasons: missing item, no station, no fuel, unknown item', async () => {
+  const base = { stations: { furnace: true }, cook: nuggets }
+  assert.strictEqual((await smelt(new FakeWorld({ ...base, inventory: { raw_iron: 1 } }), { input: 'raw_iron', station: 'furnace', count: 2 })).reason, 'missing_item')
+  assert.strictEqual((await smelt(new FakeWorld({ inventory: { raw_iron: 1, coal: 1 } }), { input: 'raw_iron', station: 'furnace', count: 1 })).reason, 'needs_station')
+  assert.strictEqual((await smelt(new FakeWorld({ ...base, inventory: { raw_iron: 1 } }), { input: 'raw_iron', station: 'furnace', count: 1 })).reason, 'no_fuel')
+  assert.strictEqual((await smelt(new FakeWorld({ ...base, inventory: {} }), { input: 'unobtainium', station: 'furnace', count: 1 })).reason, 'invalid_args')
+  const walled = new FakeWorld({ ...base, stations: { furnace: true, reachable: false }, inventory: { raw_iron: 1, coal: 1 } })
+  assert.strictEqual((await smelt(walled, { input: 'raw_iron', station: 'furnace', count: 1 })).reason, 'station_unreachable')
+})
+
+test('a furnace that opens no window is an infrastructure error', async () => {
+  const w = new FakeWorld({ inventory: { raw_iron: 1, coal: 1 }, stations: { furnace: true }, cook: nuggets, opens: false })
+  await assert.rejects(smelt(w, { input: 'raw_iron', station: 'furnace', count: 1 }), (err) => err.code === 'unsupported')
+})
+
+test('enchanting reports the enchantments the table gave', async () => {
+  const w = new FakeWorld({ inventory: { iron_pickaxe: 1, lapis_lazuli: 3 }, stations: { enchanting_table: true } })
+  const r = await enchant(w, { item: 'iron_pickaxe', option: 'middle' })
+  assert.strictEqual(r.ok, true, r.message)
+  assert.deepStrictEqual(r.produced, { iron_pickaxe: 1 })
+  assert.deepStrictEqual(r.consumed, { iron_pickaxe: 1, lapis_lazuli: 2 })
+  assert.deepStrictEqual(r.details, { enchantments: [['efficiency', 1]], levels_spent: 2 })
+  assert.strictEqual(w.bot.experience.level, 98)
+})
+
+test('enchanting failure reasons follow the embedded body', async () => {
+  const table = { stations: { enchanting_table: true } }
+  assert.strictEqual((await enchant(new FakeWorld({ ...table, inventory: { lapis_lazuli: 3 } }), { item: 'iron_pickaxe', option: 'lowest' })).reason, 'missing_item')
+  assert.strictEqual((await enchant(new FakeWorld({ ...table, inventory: { iron_pickaxe: 1 } }), { item: 'iron_pickaxe', option: 'highest' })).reason, 'missing_item')
+  assert.strictEqual((await enchant(new FakeWorld({ ...table, inventory: { dirt: 1, lapis_lazuli: 3 } }), { item: 'dirt', option: 'lowest' })).reason, 'not_enchantable')
+  assert.strictEqual((await enchant(new FakeWorld({ ...table, inventory: { iron_pickaxe: 1, lapis_lazuli: 3 }, level: 1 }), { item: 'iron_pickaxe', option: 'highest' })).reason, 'not_enough_levels')
+  assert.strictEqual((await enchant(new FakeWorld({ ...table, inventory: { iron_pickaxe: 1, lapis_lazuli: 3 }, offers: [1, 0, 0] }), { item: 'iron_pickaxe', option: 'middle' })).reason, 'no_result')
+  assert.strictEqual((await enchant(new FakeWorld({ inventory: { iron_pickaxe: 1, lapis_lazuli: 3 } }), { item: 'iron_pickaxe', option: 'lowest' })).reason, 'needs_station')
+})

@@ -1,0 +1,180 @@
+"""Starting an episode on a real server: a fresh copy of the prepared save, a server on free
+loopback ports, the pre-episode checks, the bridge and its bot. ``close`` stops everything."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from mirrorcraft.backends.mineflayer.advancements import (
+    AdvancementSource,
+    FileAdvancements,
+    RconAdvancements,
+)
+from mirrorcraft.backends.mineflayer.bridge import BridgeClient
+from mirrorcraft.backends.mineflayer.convert import bridge_config
+from mirrorcraft.backends.mineflayer.episode import MineflayerEpisode
+from mirrorcraft.backends.mineflayer.minecraft import SUPPORTED_VERSIONS
+from mirrorcraft.backends.mineflayer.preflight import check_files, check_player, check_server
+from mirrorcraft.backends.mineflayer.saves import load_manifest
+from mirrorcraft.backends.mineflayer.server import DEFAULT_COMMAND, ServerProcess, ServerSettings
+from mirrorcraft.body.config import BodyConfig, default_body_config
+from mirrorcraft.evaluator.tasks import Task
+from mirrorcraft.faults import InfrastructureFault
+from mirrorcraft.rules.ruleset import RuleSet
+from mirrorcraft.world.registry import biome_spec
+
+
+@dataclass(frozen=True)
+class MineflayerOptions:
+    saves: Path
+    """The folder ``mirrorcraft server prepare --out`` wrote (with saves.json)."""
+    jar: Path | None = None
+    """The server jar; default: the one the saves were prepared with."""
+    command: str = DEFAULT_COMMAND
+    node: str = "node"
+    bridge_dir: Path | None = None
+    player: str = "agent"
+    work_dir: Path | None = None
+    """Where fresh save copies go (default: the system temp folder); removed after each episode."""
+    milestones: str = "rcon"
+    """rcon (ask the server after every action) or file (the save's advancements/<uuid>.json)."""
+    start_timeout_s: float = 300.0
+
+    def to_dict(self) -> dict[str, object]:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, object]) -> MineflayerOptions:
+        paths = {"saves", "jar", "bridge_dir", "work_dir"}
+        kwargs = {k: (Path(str(v)) if k in paths and v is not None else v) for k, v in raw.items()}
+        return cls(**kwargs)  # type: ignore[arg-type]
+
+
+def start_episode(
+    options: MineflayerOptions,
+    *,
+    world: str,
+    rules: str,
+    task: Task,
+    vanilla: RuleSet,
+    seed: int,
+    config: BodyConfig | None = None,
+) -> MineflayerEpisode:
+    manifest = load_manifest(options.saves)
+    entry = manifest.entry(world, rules)
+    config = config or default_body_config()
+    cleanups: list[Callable[[], None]] = []
+
+    def cleanup() -> None:
+        while cleanups:
+            with contextlib.suppress(Exception):
+                cleanups.pop()()
+
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix="mirrorcraft-episode-", dir=options.work_dir))
+        cleanups.append(lambda: shutil.rmtree(tmp, ignore_errors=True))
+        folder = tmp / "server"
+        shutil.copytree(options.saves / entry.folder, folder)
+        check_files(folder, entry)
+        jar = options.jar or Path(manifest.jar)
+        server = ServerProcess(
+            folder,
+            ServerSettings(
+                jar=jar, command=options.command, start_timeout_s=options.start_timeout_s
+            ),
+        )
+        cleanups.append(server.stop)
+        server.wait_ready()
+        check_server(server, entry)
+        bridge = BridgeClient(options.bridge_dir, node=options.node)
+        cleanups.append(bridge.close)
+        bridge.call("hello", {"protocol": 1})
+        bridge.call("configure", bridge_config(config, vanilla))
+        info = bridge.call(
+            "connect",
+            {"host": "127.0.0.1", "port": server.port, "username": options.player},
+            timeout_s=120,
+        )
+        if not isinstance(info, dict) or info.get("version") not in SUPPORTED_VERSIONS:
+            raise InfrastructureFault(
+                f"the bot joined a server speaking {info.get('version') if isinstance(info, dict) else info!r}"
+            )
+        check_player(server, entry, task, options.player)
+        source: AdvancementSource
+        if options.milestones == "file":
+            source = FileAdvancements(server.rcon, folder / "world", options.player)
+        else:
+            source = RconAdvancements(server.rcon, options.player)
+
+        def health() -> None:
+            if not server.alive():
+                raise InfrastructureFault(
+                    f"the server died during the episode; log tail:\n{server.tail()}"
+                )
+            if bridge.lost:
+                raise InfrastructureFault(bridge.lost)
+
+        episode = MineflayerEpisode(
+            bridge,
+            source,
+            task,
+            vanilla,
+            biome=entry.biome,
+            mirror=rules != "vanilla",
+            seed=seed,
+            config=config,
+            health_check=health,
+            on_close=cleanup,
+        )
+        episode.world_dir = folder / "world"
+        start = episode.observe()
+        level = biome_spec(entry.biome).runtime.experience_level
+        if start.experience_level != level or not start.alive:
+            raise InfrastructureFault(
+                f"spawn conditions not met: level {start.experience_level} (expected {level}), alive={start.alive}"
+            )
+        episode.world_fingerprint = hashlib.sha256(
+            (
+                manifest.jar_sha256 + "".join(p.sha256 for p in entry.datapacks) + str(entry.seed)
+            ).encode()
+        ).hexdigest()[:16]
+        return episode
+    except BaseException:
+        cleanup()
+        raise
+
+
+def run_problems(options: MineflayerOptions, worlds: list[str], rules: list[str]) -> list[str]:
+    """What stops an experiment from running on real servers (empty when it can run)."""
+    from mirrorcraft.backends.mineflayer.bridge import bridge_problem
+    from mirrorcraft.backends.mineflayer.saves import PrepareError, save_key
+
+    problems: list[str] = []
+    problem = bridge_problem(options.bridge_dir, options.node)
+    if problem:
+        problems.append(problem)
+    try:
+        manifest = load_manifest(options.saves)
+    except PrepareError as exc:
+        return [*problems, str(exc)]
+    jar = options.jar or Path(manifest.jar)
+    if not jar.exists():
+        problems.append(f"the server jar {jar} does not exist (pass --jar)")
+    for world in worlds:
+        for rule in rules:
+            key = save_key(world, rule)
+            entry = manifest.saves.get(key)
+            if entry is None:
+                problems.append(f"no prepared save for {key} in {options.saves}")
+            elif any("extension" in w for w in entry.warnings):
+                problems.append(
+                    f"rule set {rule}: its cooking results with a count are a MirrorCraft extension "
+                    "that a vanilla 1.19 server cannot load; leave it out of real-server runs"
+                )
+    return sorted(set(problems))

@@ -1,0 +1,283 @@
+"""Server saves for the real-server backend: ``server prepare`` builds them from a user's jar.
+
+For every world a Vanilla save (server.properties with the world's seed and our
+world preset, the worldgen, tasks and nothing else in ``world/datapacks/``), generated
+once by running the server; then one Mirror copy per rule suite with the suite's
+datapack added (the server enables a new pack in ``world/datapacks`` on its next start).
+``saves.json`` records what went in (pack hashes, jar, version) so a run can check
+that the server loaded exactly that.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from mirrorcraft import __version__
+from mirrorcraft.backends.mineflayer.minecraft import (
+    JarVersion,
+    base_properties,
+    parse_datapack_list,
+    read_jar_version,
+    write_properties,
+)
+from mirrorcraft.backends.mineflayer.server import ServerSettings, run_once
+from mirrorcraft.datapack.suites import compiled, find_suite, load_manifest_file
+from mirrorcraft.faults import InfrastructureFault
+from mirrorcraft.world.registry import biome_spec, world_table
+from mirrorcraft.worldgen import compile_biome_pack, deterministic_zip, validate_zip
+from mirrorcraft.worldgen.validate import ValidationReport
+
+MANIFEST = "saves.json"
+TASKS_PACK = "mirrorcraft_tasks.zip"
+EULA_URL = "https://aka.ms/MinecraftEULA"
+
+
+class PrepareError(Exception):
+    """Preparing saves failed for a reason the user can fix; the message says what."""
+
+
+class PackEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    file: str
+    sha256: str
+    kind: str  # worldgen | tasks | suite
+    recipes: tuple[str, ...] = ()
+    """Recipe ids the pack defines (checked on the server before each episode)."""
+
+
+class SaveEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    world: str
+    rules: str
+    biome: str
+    seed: int
+    folder: str
+    preset: str
+    datapacks: tuple[PackEntry, ...]
+    warnings: tuple[str, ...] = ()
+
+
+class SavesManifest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    schema_version: int = 1
+    mirrorcraft_version: str
+    minecraft_version: str
+    jar: str
+    jar_sha256: str
+    saves: dict[str, SaveEntry]
+
+    def entry(self, world: str, rules: str) -> SaveEntry:
+        key = save_key(world, rules)
+        if key not in self.saves:
+            raise InfrastructureFault(
+                f"no prepared save for {key}; run: mirrorcraft server prepare --jar JAR --out DIR "
+                f"--world {world} --suite {rules}"
+            )
+        return self.saves[key]
+
+
+def save_key(world: str, rules: str) -> str:
+    return world if rules == "vanilla" else f"{world}@{rules}"
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_manifest(folder: Path) -> SavesManifest:
+    path = folder / MANIFEST
+    try:
+        return SavesManifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PrepareError(f"{path} does not exist; run mirrorcraft server prepare first") from None
+    except (OSError, ValidationError) as exc:
+        raise PrepareError(f"{path} is not a saves manifest: {exc}") from None
+
+
+def tasks_pack_zip() -> bytes | None:
+    """The packaged task-advancement pack (layered after vanilla in every RuleSet), if there is one."""
+    folder = Path(str(resources.files("mirrorcraft") / "data" / "packs" / "tasks"))
+    if not (folder / "pack.mcmeta").exists():
+        return None
+    files = {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+    return deterministic_zip(files)
+
+
+def _recipes_in(zip_bytes: bytes) -> tuple[str, ...]:
+    import io
+    import re
+    import zipfile
+
+    out = []
+    with zipfile.ZipFile(io.BytesIO(zip_bytes)) as zf:
+        for name in zf.namelist():
+            m = re.match(r"data/([^/]+)/recipes/(.+)\.json$", name)
+            if m:
+                out.append(f"{m.group(1)}:{m.group(2)}")
+    return tuple(sorted(out))
+
+
+def suite_zip(name: str) -> tuple[str, bytes, tuple[str, ...]]:
+    """(rule-set id, datapack zip, notes) for a suite id, a manifest file or a datapack zip/folder."""
+    manifest = find_suite(name)
+    path = Path(name)
+    if manifest is None and path.suffix in (".yaml", ".yml") and path.exists():
+        manifest = load_manifest_file(path)
+    if manifest is not None:
+        suite = compiled(manifest)
+        return manifest.id, suite.zip_bytes(), suite.notes
+    if path.is_dir():
+        files = {
+            p.relative_to(path).as_posix(): p.read_bytes()
+            for p in sorted(path.rglob("*"))
+            if p.is_file()
+        }
+        return path.name, deterministic_zip(files), ()
+    if path.is_file() and path.suffix == ".zip":
+        return path.stem, path.read_bytes(), ()
+    raise PrepareError(
+        f"unknown rule suite {name!r}: not a suite id (M01-M06), a manifest or a datapack"
+    )
+
+
+def _check(report: ValidationReport, what: str) -> list[str]:
+    if not report.ok:
+        raise PrepareError(f"the {what} datapack fails validation:\n{report.render()}")
+    return [f"{what}: {w.path}: {w.message}" for w in report.warnings]
+
+
+def _write_eula(folder: Path, accept: bool) -> None:
+    if not accept:
+        raise PrepareError(
+            f"the Minecraft server needs the Minecraft EULA accepted ({EULA_URL}); "
+            "read it and pass --accept-eula to record your acceptance in each save's eula.txt"
+        )
+    (folder / "eula.txt").write_text(
+        f"# Accepted by the user through mirrorcraft server prepare --accept-eula ({EULA_URL})\neula=true\n"
+    )
+
+
+def prepare_saves(
+    jar: Path,
+    out: Path,
+    *,
+    worlds: Sequence[str] | None = None,
+    suites: Sequence[str] = ("M01", "M02", "M03", "M04", "M05", "M06"),
+    accept_eula: bool = False,
+    settings: ServerSettings | None = None,
+    generate: bool = True,
+    log: Callable[[str], None] = print,
+) -> SavesManifest:
+    version: JarVersion = read_jar_version(jar)
+    version.check_supported()
+    settings = settings or ServerSettings(jar=jar.resolve())
+    table = world_table()
+    chosen = list(worlds) if worlds else list(table)
+    for w in chosen:
+        if w not in table:
+            raise PrepareError(f"unknown world {w!r} (known: {', '.join(table)})")
+    out.mkdir(parents=True, exist_ok=True)
+    tasks_zip = tasks_pack_zip()
+    tasks_warnings = _check(validate_zip(tasks_zip), "tasks") if tasks_zip is not None else []
+    suite_packs = [suite_zip(s) for s in suites]
+    suite_warnings: dict[str, list[str]] = {}
+    for sid, data, notes in suite_packs:
+        suite_warnings[sid] = [f"suite {sid}: {n}" for n in notes] + _check(
+            validate_zip(data), f"suite {sid}"
+        )
+    saves: dict[str, SaveEntry] = {}
+    for world in chosen:
+        entry = table[world]
+        pack = compile_biome_pack(biome_spec(entry.biome))
+        worldgen_zip = pack.zip_bytes()
+        warnings = _check(validate_zip(worldgen_zip), f"worldgen {entry.biome}") + tasks_warnings
+        folder = out / world
+        if folder.exists():
+            shutil.rmtree(folder)
+        (folder / "world" / "datapacks").mkdir(parents=True)
+        _write_eula(folder, accept_eula)
+        properties = base_properties(seed=entry.seed, preset=pack.preset_id)
+        write_properties(folder / "server.properties", properties)
+        (folder / "world" / "datapacks" / pack.file_name).write_bytes(worldgen_zip)
+        packs: tuple[PackEntry, ...] = (
+            PackEntry(file=pack.file_name, sha256=sha256(worldgen_zip), kind="worldgen"),
+        )
+        if tasks_zip is not None:
+            (folder / "world" / "datapacks" / TASKS_PACK).write_bytes(tasks_zip)
+            packs += (PackEntry(file=TASKS_PACK, sha256=sha256(tasks_zip), kind="tasks"),)
+        if generate:
+            log(
+                f"{world}: generating the world with {version.id} (seed {entry.seed}, preset {pack.preset_id})"
+            )
+            outputs = run_once(
+                folder,
+                settings,
+                ["datapack list enabled", "function mirrorcraft:setup", "save-all flush"],
+            )
+            enabled = parse_datapack_list(outputs["datapack list enabled"])
+            for p in packs:
+                if f"file/{p.file}" not in enabled:
+                    raise PrepareError(
+                        f"{world}: the server did not enable {p.file} (enabled: {enabled})"
+                    )
+            if "Unknown function" in outputs["function mirrorcraft:setup"]:
+                raise PrepareError(f"{world}: the worldgen pack's setup function did not load")
+            if not (folder / "world" / "level.dat").exists():
+                raise PrepareError(f"{world}: the server wrote no world/level.dat")
+            # Ports and the RCON password are chosen afresh for every run; keep none in the save.
+            write_properties(folder / "server.properties", properties)
+        saves[world] = SaveEntry(
+            world=world,
+            rules="vanilla",
+            biome=entry.biome,
+            seed=entry.seed,
+            folder=world,
+            preset=pack.preset_id,
+            datapacks=packs,
+            warnings=tuple(warnings),
+        )
+        for sid, data, _notes in suite_packs:
+            key = save_key(world, sid)
+            mirror = out / key
+            if mirror.exists():
+                shutil.rmtree(mirror)
+            shutil.copytree(
+                folder, mirror, ignore=shutil.ignore_patterns("logs", "*.log", "session.lock")
+            )
+            name = f"mirrorcraft_suite_{sid}.zip"
+            (mirror / "world" / "datapacks" / name).write_bytes(data)
+            suite_entry = PackEntry(
+                file=name, sha256=sha256(data), kind="suite", recipes=_recipes_in(data)
+            )
+            saves[key] = SaveEntry(
+                world=world,
+                rules=sid,
+                biome=entry.biome,
+                seed=entry.seed,
+                folder=key,
+                preset=pack.preset_id,
+                datapacks=(*packs, suite_entry),
+                warnings=tuple(warnings + suite_warnings[sid]),
+            )
+    manifest = SavesManifest(
+        mirrorcraft_version=__version__,
+        minecraft_version=version.id,
+        jar=str(jar.resolve()),
+        jar_sha256=sha256(jar.read_bytes()),
+        saves=saves,
+    )
+    (out / MANIFEST).write_text(
+        json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    )
+    return manifest

@@ -1,0 +1,311 @@
+"""The Node bridge: its own unit tests, bad input, and a live bot on a flying-squid 1.19 server.
+
+flying-squid (npm) supports connecting, seeing, moving, digging and picking up, so the
+same action script runs through the embedded backend and the bridge and the results
+and observations must have the same schema (keys, types, reason codes). Crafting
+windows, smelting, mob loot and advancements are not there: those paths are tested
+against scripted windows (bridge/test/*.test.js) and the fake server. Every test here
+is skipped, with the reason, when Node or ``bridge/node_modules`` is missing
+(install: ``npm ci --prefix bridge``).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mirrorcraft.backends.mineflayer.advancements import RconAdvancements
+from mirrorcraft.backends.mineflayer.bridge import (
+    BridgeClient,
+    BridgeError,
+    bridge_problem,
+    find_bridge_dir,
+)
+from mirrorcraft.backends.mineflayer.convert import bridge_config
+from mirrorcraft.backends.mineflayer.episode import MineflayerEpisode
+from mirrorcraft.backends.mineflayer.rcon import RconClient
+from mirrorcraft.backends.mineflayer.rcon_server import RconServer
+from mirrorcraft.backends.rulesets import vanilla_rules
+from mirrorcraft.body.config import default_body_config
+from mirrorcraft.body.results import REASONS
+from mirrorcraft.evaluator.tasks import get_task
+from mirrorcraft.faults import InfrastructureFault
+from tests.simtools import episode as sim_episode
+
+PROBLEM = bridge_problem()
+pytestmark = pytest.mark.skipif(PROBLEM is not None, reason=f"bridge not runnable: {PROBLEM}")
+
+
+def _squid_problem() -> str | None:
+    if PROBLEM is not None:
+        return PROBLEM
+    if not (find_bridge_dir() / "node_modules" / "flying-squid" / "package.json").exists():
+        return "flying-squid (a devDependency) is not installed: run npm ci --prefix bridge"
+    return None
+
+
+needs_squid = pytest.mark.skipif(
+    _squid_problem() is not None, reason=f"no test server: {_squid_problem()}"
+)
+
+SCRIPT: list[dict[str, Any]] = [
+    {"skill": "mine", "args": {"block": "dirt", "count": 1}},
+    {"skill": "mine", "args": {"block": "log"}},
+    {"skill": "mine", "args": {"block": "stone"}},
+    {"skill": "mine", "args": {"block": "obsidian"}},
+    {"skill": "explore", "args": {"target": "coal_ore"}},
+    {"skill": "prepare_access", "args": {"target": "dirt"}},
+    {"skill": "collect", "args": {"item": "diamond"}},
+    {"skill": "place", "args": {"block": "dirt"}},
+    {"skill": "equip", "args": {"item": "dirt"}},
+    {"skill": "equip", "args": {"item": "iron_pickaxe"}},
+    {"skill": "explore", "args": {"target": "sunshine"}},
+    {"skill": "mine", "args": {"block": "stone", "count": 7}},
+    {"skill": "wait", "args": {"ticks": 2}},
+]
+
+
+# The result details of a successful call, per skill, as the embedded body writes them.
+OK_DETAILS = {
+    "mine": [{"blocks", "drops", "path_drops", "requested"}],
+    "prepare_access": [{"distance"}, {"cleared"}],
+    "explore": [{"found", "distance", "regions_visited"}],
+    "craft_grid": [{"result"}],
+    "smelt": [{"processed", "fuel"}],
+    "enchant": [{"enchantments", "levels_spent"}],
+    "place": [{"position"}],
+    "equip": [{"slot"}],
+    "collect": [set()],
+    "ascend": [{"climbed"}],
+    "attack": [{"killed"}],
+    "trade": [set()],
+    "wait": [{"ticks"}],
+}
+
+
+class Squid:
+    def __init__(self) -> None:
+        folder = find_bridge_dir()
+        self.proc = subprocess.Popen(
+            ["node", "test/squid_server.js", "0"],
+            cwd=folder,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        assert self.proc.stdout is not None
+        self.port = 0
+        deadline = time.monotonic() + 60
+        for raw in self.proc.stdout:
+            m = re.search(rb"READY (\d+)", raw)
+            if m:
+                self.port = int(m.group(1))
+                break
+            if time.monotonic() > deadline:
+                break
+        if not self.port:
+            self.stop()
+            pytest.fail("flying-squid did not start")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+
+
+@pytest.fixture
+def squid() -> Iterator[Squid]:
+    server = Squid()
+    yield server
+    server.stop()
+
+
+def connected_bridge(port: int) -> BridgeClient:
+    bridge = BridgeClient()
+    bridge.call("hello", {"protocol": 1})
+    bridge.call("configure", bridge_config(default_body_config(), vanilla_rules()))
+    info = bridge.call("connect", {"port": port, "username": "agent"}, timeout_s=90)
+    assert info["version"] == "1.19.2" and info["game_mode"] == "survival"
+    return bridge
+
+
+MAPS = frozenset(
+    {
+        "produced",
+        "consumed",
+        "inventory_delta",
+        "drops",
+        "path_drops",
+        "result",
+        "fuel",
+        "inventory",
+        "enchantments",
+        "fuel_used",
+    }
+)
+"""Fields that map item ids to numbers: their keys are contents, not schema."""
+
+
+def shape(value: Any, key: str = "") -> Any:
+    """The schema of a JSON value: keys and types, not contents (lists by their first element)."""
+    numbers = isinstance(value, dict) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in value.values()
+    )
+    if key in MAPS and numbers:
+        return "map<id,number>"
+    if isinstance(value, dict):
+        return {k: shape(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shape(value[0])] if value else []
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return type(value).__name__
+
+
+def same_schema(a: Any, b: Any, where: str = "", key: str = "") -> list[str]:
+    sa, sb = shape(a, key), shape(b, key)
+    if isinstance(sa, dict) and isinstance(sb, dict):
+        if set(sa) != set(sb):
+            return [f"{where}: keys {sorted(sa)} != {sorted(sb)}"]
+        return [p for k in sa for p in same_schema(a[k], b[k], f"{where}.{k}", k)]
+    if isinstance(sa, list) and isinstance(sb, list):
+        if sa and sb:
+            return same_schema(a[0], b[0], f"{where}[0]")
+        return []
+    if sa != sb and "NoneType" not in (sa, sb):
+        return [f"{where}: {sa} != {sb}"]
+    return []
+
+
+def test_the_bridge_unit_tests_pass() -> None:
+    folder = find_bridge_dir()
+    tests = ["test/protocol.test.js", "test/windows.test.js", "test/stations.test.js"]
+    out = subprocess.run(
+        ["node", "--test", *tests], cwd=folder, capture_output=True, text=True, timeout=180
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+
+
+def test_bad_input_gets_structured_errors_and_the_bridge_keeps_serving() -> None:
+    with BridgeClient() as bridge:
+        assert bridge.info["mineflayer"] == "4.25.0"
+        bridge.send_raw("{this is not json")
+        bridge.send_raw('{"id": "seven", "method": "ping"}')
+        bridge.send_raw('{"id": 900, "method": "act", "params": "nope"}')
+        assert bridge.call("ping") == {"pong": True}
+        codes = [m["error"]["code"] for m in bridge.orphans]
+        assert codes == ["bad_json", "bad_request", "invalid_params"]
+        with pytest.raises(BridgeError) as err:
+            bridge.call("observe")
+        assert err.value.code == "not_connected" and isinstance(err.value, InfrastructureFault)
+        with pytest.raises(BridgeError, match="unknown method"):
+            bridge.call("fly")
+        with pytest.raises(BridgeError, match="protocol 99"):
+            bridge.call("hello", {"protocol": 99})
+        bridge.call("configure", bridge_config(default_body_config(), vanilla_rules()))
+        with pytest.raises(BridgeError) as err:
+            bridge.call("connect", {"port": 1, "username": "agent"}, timeout_s=30)
+        assert err.value.code == "disconnected"
+        assert bridge.call("ping") == {"pong": True}
+
+
+@needs_squid
+def test_the_same_script_gives_the_same_schema_on_both_backends(squid: Squid) -> None:
+    rcon_server = RconServer("pw", lambda _cmd: "Test failed")
+    bridge = connected_bridge(squid.port)
+    try:
+        source = RconAdvancements(RconClient("127.0.0.1", rcon_server.port, "pw"), "agent")
+        task = get_task("diamond").with_budget(len(SCRIPT) + 5)
+        real = MineflayerEpisode(
+            bridge, source, task, vanilla_rules(), biome="plains", mirror=False
+        )
+        sim = sim_episode("plains-1", task="diamond", budget=len(SCRIPT) + 5)
+        first_real, first_sim = real.observe(), sim.observe()
+        assert same_schema(first_real.to_json(), first_sim.to_json()) == []
+        assert {n.id for n in first_real.nearby_blocks} >= {"dirt", "grass_block"}
+        seen_reasons: set[str] = set()
+        for action in SCRIPT:
+            a, b = real.step(action), sim.step(action)
+            ra, rb = a.result.to_json(), b.result.to_json()
+            assert set(ra) == set(rb), action
+            assert ra["skill"] == rb["skill"] and ra["args"] == rb["args"], action
+            assert a.result.reason in ("", *REASONS), action
+            if a.result.ok:
+                assert set(ra["details"]) in OK_DETAILS[ra["skill"]], (action, ra)
+            if a.result.ok and b.result.ok and set(ra["details"]) == set(rb["details"]):
+                assert same_schema(ra, rb) == [], (action, ra, rb)
+            for field in ("produced", "consumed", "inventory_delta"):
+                assert all(isinstance(v, int) for v in ra[field].values()), (action, ra)
+            seen_reasons.add(a.result.reason)
+            oa, ob = a.observation.to_json(), b.observation.to_json()
+            assert (oa.pop("last_result") is None) == (
+                ob.pop("last_result") is None
+            )  # compared above
+            assert same_schema(oa, ob) == [], action
+        final = real.observe()
+        assert final.inventory.get("dirt", 0) >= 1  # dug dirt and picked it up
+        assert {"needs_tool", "invalid_args", "not_searchable", "missing_item"} <= seen_reasons
+        assert real.evaluator.score() == 0  # no advancement granted by the (fake) server
+        assert rcon_server.commands and all(
+            c.startswith("execute if entity @a[name=agent") for c in rcon_server.commands
+        )
+    finally:
+        bridge.close()
+        rcon_server.close()
+
+
+@needs_squid
+def test_a_server_dying_mid_call_is_an_infrastructure_fault(squid: Squid) -> None:
+    bridge = connected_bridge(squid.port)
+    try:
+        episode = MineflayerEpisode(
+            bridge,
+            _NoAdvancements(),
+            get_task("diamond"),
+            vanilla_rules(),
+            biome="plains",
+            mirror=False,
+        )
+        killer = threading.Timer(1.5, squid.stop)
+        killer.start()
+        with pytest.raises(InfrastructureFault, match="lost"):
+            episode.step({"skill": "wait", "args": {"ticks": 1200}})
+        killer.join()
+        with pytest.raises(BridgeError) as err:
+            bridge.call("observe")
+        assert err.value.code == "disconnected"
+    finally:
+        bridge.close()
+
+
+@needs_squid
+def test_a_dead_bridge_process_is_an_infrastructure_fault(squid: Squid) -> None:
+    bridge = connected_bridge(squid.port)
+    threading.Timer(1.0, bridge.proc.kill).start()
+    with pytest.raises(BridgeError) as err:
+        bridge.call("act", {"skill": "wait", "args": {"ticks": 1200}}, timeout_s=60)
+    assert err.value.code == "exited"
+    bridge.close()
+
+
+class _NoAdvancements:
+    def completed(self, advancements: Any) -> set[str]:
+        return set()
+
+
+def test_the_bridge_folder_is_found() -> None:
+    assert (find_bridge_dir() / "package.json").exists()
+    assert Path(find_bridge_dir(), "src", "main.js").exists()
