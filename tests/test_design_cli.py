@@ -13,6 +13,7 @@ from mirrorcraft.design.run import make_kind
 from mirrorcraft.llm.fakeserver import FakeOpenAIServer, Reply
 from mirrorcraft.world.registry import load_custom_world
 from mirrorcraft.world.spec import load_spec
+from mirrorcraft.worldgen import compile_biome_pack, validate_zip
 
 TWO = ("iron_armor", "diamond")
 
@@ -67,6 +68,13 @@ def test_static_only_biome_writes_a_spec_that_generates_a_complete_world(tmp_pat
     )
     world = load_custom_world("savanna_variant-1", spec, seed=77).world
     assert "cow" in {m.type for m in world.mobs}
+    # The accepted spec also comes as a 1.19 worldgen datapack that passes the validator,
+    # and the static report says so.
+    pack = (out / "savanna_variant.worldgen.zip").read_bytes()
+    assert validate_zip(pack).ok
+    assert pack == compile_biome_pack(spec).zip_bytes()
+    worldgen = json.loads((out / "static_report.json").read_text())["worldgen"]
+    assert worldgen["errors"] == 0 and worldgen["world_preset"] == "mirrorcraft:savanna_variant"
 
 
 DESIGN = {

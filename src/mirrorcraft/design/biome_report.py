@@ -6,8 +6,9 @@ generated with fixed seeds (``DESIGN_SEEDS``) by our generator, and in each worl
 a dry spawn, ores underground, sugar cane next to water, a Vanilla route for
 every selected task, and each raw resource the route consumes present in at
 least the estimated quantity (``resources.bill_of_materials``; below twice that
-is a warning) and not farther from the spawn than the body explores. Codes are
-listed in ``docs/design.md``.
+is a warning) and not farther from the spawn than the body explores. Last, the spec
+is compiled to a 1.19 worldgen datapack (``mirrorcraft.worldgen``) and validated
+structurally. Codes are listed in ``docs/design.md``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from mirrorcraft.design.resources import (
 from mirrorcraft.world.registry import LoadedWorld, biome_spec, load_custom_world
 from mirrorcraft.world.spec import BiomeSpec
 from mirrorcraft.world.state import WorldState
+from mirrorcraft.worldgen import compile_biome_pack, validate_pack
 
 DESIGN_SEEDS = (9101, 9102, 9103, 9104)
 """Seeds of the candidate worlds; ``worlds=n`` uses the first n."""
@@ -204,4 +206,20 @@ def biome_report(raw: object, tasks: tuple[str, ...], base: str, worlds: int = 2
     ]
     report.sections["selected_tasks"] = list(tasks)
     report.sections["base_biome"] = base
+    report.sections["worldgen"] = _check_worldgen(report, spec)
     return BiomeCandidate(report, spec, loaded)
+
+
+def _check_worldgen(report: StaticReport, spec: BiomeSpec) -> dict[str, Any]:
+    """Compile the spec to a 1.19 worldgen datapack and validate it structurally."""
+    pack = compile_biome_pack(spec)
+    checked = validate_pack(pack.file_bytes())
+    for issue in checked.errors:
+        report.fail("worldgen_invalid", f"worldgen datapack: {issue}")
+    return {
+        "files": checked.files,
+        "fingerprint": pack.fingerprint,
+        "world_preset": pack.preset_id,
+        "errors": len(checked.errors),
+        "warnings": [str(i) for i in checked.warnings],
+    }

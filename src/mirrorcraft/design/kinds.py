@@ -25,6 +25,7 @@ from mirrorcraft.design.report import StaticReport
 from mirrorcraft.design.sampler import BiomeSampler, MirrorSampler
 from mirrorcraft.world.registry import biome_spec, world_ids
 from mirrorcraft.world.spec import BiomeSpec
+from mirrorcraft.worldgen import compile_biome_pack
 
 ENCOUNTERED = ("witness", "familiar", "mirror_route")
 
@@ -206,7 +207,9 @@ class BiomeKind:
         worlds = base.with_suffix(".worlds.json")
         doc = {"biome": spec.biome, "base": self.base, "worlds": cand.report.sections["worlds"]}
         worlds.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        return [spec_path, worlds]
+        pack_path = base.with_suffix(".worldgen.zip")
+        pack_path.write_bytes(compile_biome_pack(spec).zip_bytes())
+        return [spec_path, worlds, pack_path]
 
 
 def known_biome(base: str) -> bool:
