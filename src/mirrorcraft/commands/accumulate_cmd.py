@@ -20,7 +20,7 @@ from mirrorcraft.runner.accumulate_run import AccumulationError, AccumulationRun
 from mirrorcraft.runner.accumulation import AccumulationSpec
 from mirrorcraft.runner.spec import ModelSpec
 from mirrorcraft.runner.store import StoreError
-from mirrorcraft.world.registry import world_table
+from mirrorcraft.world.registry import world_problem
 
 
 def is_accumulation(raw: Any) -> bool:
@@ -37,7 +37,6 @@ def parse(raw: dict[str, Any], source: str) -> AccumulationSpec:
 
 
 def validate(spec: AccumulationSpec) -> None:
-    worlds = world_table()
     named = list(spec.eval.worlds) + (list(spec.train.worlds) if spec.train else [])
     rules = list(spec.eval.rules) + (list(spec.train.rules) if spec.train else [])
     for v in spec.variants:
@@ -46,8 +45,8 @@ def validate(spec: AccumulationSpec) -> None:
             named += list(t.worlds)
             rules += list(t.rules)
     for w in named:
-        if w not in worlds:
-            raise UserError(f"unknown world {w!r} (known: {', '.join(worlds)})")
+        if problem := world_problem(w):
+            raise UserError(problem)
     for r in dict.fromkeys(rules):
         try:
             resolve_rules(r)

@@ -19,7 +19,7 @@ from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.runner.controls import ControlReport, run_controls
 from mirrorcraft.runner.integrity import scan_episode
 from mirrorcraft.runner.techtree_controls import TechTreeReport, run_techtree_controls
-from mirrorcraft.world.registry import world_table
+from mirrorcraft.world.registry import world_problem, world_table
 
 
 def add_parser(sub: Any) -> None:
@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
     except UnknownTaskError as exc:
         raise UserError(str(exc)) from None
     for w in worlds:
-        if w not in world_table():
-            raise UserError(f"unknown world {w!r}")
+        if problem := world_problem(w):
+            raise UserError(problem)
     if args.techtree:
         return _run_techtree(worlds, rules, tasks, args.json)
     report = run_controls(worlds, rules, tasks)

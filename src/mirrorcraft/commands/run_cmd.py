@@ -18,7 +18,7 @@ from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.runner.executor import Progress, plan_jobs, run_async, run_local, run_ray
 from mirrorcraft.runner.spec import ExperimentSpec, ModelSpec, SpecError, expand, load_spec
 from mirrorcraft.runner.store import ResultStore, StoreError
-from mirrorcraft.world.registry import world_table
+from mirrorcraft.world.registry import world_problem
 
 VIEWER_LIMIT = 1000
 
@@ -96,10 +96,9 @@ def _spec(args: argparse.Namespace) -> ExperimentSpec:
 
 
 def _validate(spec: ExperimentSpec) -> None:
-    worlds = world_table()
     for w in spec.worlds:
-        if w not in worlds:
-            raise UserError(f"unknown world {w!r} (known: {', '.join(worlds)})")
+        if problem := world_problem(w):
+            raise UserError(problem)
     for a in spec.agents:
         if not is_known_agent(a):
             raise UserError(f"unknown agent {a!r} (available now: {', '.join(known_agents())})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -65,17 +66,77 @@ class LoadedWorld:
     index: BlockIndex
 
 
-@lru_cache(maxsize=16)
+FILE_WORLD_SEP = "#"
+"""A world from a biome spec file: ``path/to/spec.yaml#SEED`` (path relative to the cwd)."""
+
+
+def parse_file_world(world_id: str) -> tuple[Path, int] | None:
+    """``designs/x.yaml#101`` -> (path, 101); None when the id does not have that form."""
+    path, sep, seed = world_id.rpartition(FILE_WORLD_SEP)
+    if not sep or not path.endswith((".yaml", ".yml")):
+        return None
+    try:
+        return Path(path), int(seed)
+    except ValueError:
+        return None
+
+
+def world_problem(world_id: str) -> str:
+    """Why this world id cannot be loaded, or ``""`` when it can (file worlds are parsed)."""
+    if world_id in world_table():
+        return ""
+    ref = parse_file_world(world_id)
+    if ref is None:
+        known = ", ".join(world_table())
+        return (
+            f"unknown world {world_id!r} (known: {known}; or a biome spec file as "
+            f"PATH.yaml{FILE_WORLD_SEP}SEED)"
+        )
+    try:
+        load_spec(ref[0])
+    except SpecError as exc:
+        return f"world {world_id!r}: {exc}"
+    return ""
+
+
 def load_world(world_id: str) -> LoadedWorld:
-    """Generate (once per process) the world with this id."""
-    table = world_table()
-    if world_id not in table:
-        known = ", ".join(table)
-        raise UnknownWorldError(f"unknown world {world_id!r} (known: {known})")
-    entry = table[world_id]
+    """Generate (once per process) the world with this id.
+
+    Besides the packaged ids, ``PATH.yaml#SEED`` names a world generated from a biome spec
+    file (e.g. one written by ``mirrorcraft design biome``) with that seed. Its cache key
+    includes the file's bytes, so an edited file is generated afresh.
+    """
+    if world_id in world_table():
+        return _load_packaged(world_id)
+    ref = parse_file_world(world_id)
+    if ref is None:
+        raise UnknownWorldError(world_problem(world_id))
+    try:
+        data = ref[0].read_bytes()
+    except OSError as exc:
+        raise UnknownWorldError(
+            f"world {world_id!r}: cannot read {ref[0]} ({exc.strerror})"
+        ) from None
+    return _load_file_world(world_id, hashlib.sha256(data).hexdigest())
+
+
+@lru_cache(maxsize=16)
+def _load_packaged(world_id: str) -> LoadedWorld:
+    entry = world_table()[world_id]
     game = load_game_data()
     world = generate(world_id, biome_spec(entry.biome), entry.seed, palette_for(game))
     return LoadedWorld(world, BlockIndex(world))
+
+
+@lru_cache(maxsize=8)
+def _load_file_world(world_id: str, digest: str) -> LoadedWorld:
+    ref = parse_file_world(world_id)
+    assert ref is not None
+    try:
+        spec = load_spec(ref[0])
+    except SpecError as exc:
+        raise UnknownWorldError(f"world {world_id!r}: {exc}") from None
+    return load_custom_world(world_id, spec, ref[1])
 
 
 def load_custom_world(world_id: str, spec: BiomeSpec, seed: int) -> LoadedWorld:
