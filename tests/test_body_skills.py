@@ -229,6 +229,18 @@ def test_explore_rejects_non_targets_and_remembers_regions() -> None:
     assert act(ep, "explore", target="villager").result.reason == r.NOT_FOUND
 
 
+def test_explore_starts_a_new_sweep_once_every_region_is_visited() -> None:
+    ep = episode()
+    for _ in range(20):
+        out = act(ep, "explore", target="emerald_ore")
+        if out.result.details["all_regions_visited"]:
+            break
+    assert out.result.details["all_regions_visited"]
+    again = act(ep, "explore", target="emerald_ore")
+    assert again.result.reason == r.NOT_FOUND
+    assert again.result.details["regions_visited"] > 0  # it moves on instead of staying put
+
+
 def test_every_attempt_costs_one_action_and_the_budget_truncates() -> None:
     ep = episode(budget=3)
     act(ep, "wait")

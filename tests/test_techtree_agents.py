@@ -43,12 +43,23 @@ def test_the_goal_is_the_advancement_item_or_its_tag() -> None:
         ("vanilla", "obtain_golden_helmet"),
         ("M04", "obtain_iron_chestplate"),
         ("M03", "obtain_enchanting_table"),
+        # Fuel: chests and tables are not burnt, so it gets fuel before it smelts.
+        ("M01", "obtain_hopper"),
+        # Nether gold ore is not in the overworld: after a sweep it stops looking for it.
+        ("M05", "obtain_gold_ingot"),
     ],
 )
 def test_the_adaptive_planner_completes_a_sample(rules: str, task: str) -> None:
     record, _steps, _agent = play("adaptive-planner", rules, task)
     assert record.success and record.actions_used <= get_task(task).budget
     assert list(record.milestones) == [get_task(task).final.advancement]
+
+
+def test_the_oracle_climbs_out_to_a_tree_over_the_surface() -> None:
+    # From deep underground, a straight shaft up to a tree would leave the body falling back
+    # out of reach (and exploring for it again and again); the way over the surface is taken.
+    record, _steps, _agent = play("oracle", "M02", "obtain_activator_rail", world="taiga-1")
+    assert record.success and record.actions_used <= get_task("obtain_activator_rail").budget
 
 
 def test_llm_prompts_name_the_task_and_its_prior() -> None:

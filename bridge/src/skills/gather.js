@@ -143,6 +143,11 @@ async function explore (w, args, session) {
   const before = w.totals()
   let hops = 0
   let found = findTarget(w, target, names)
+  if (!found && nextRegion(w, visited) === null) {
+    // Every region has been visited: start a new sweep from here (as the embedded body does).
+    visited.clear()
+    mark()
+  }
   while (!found && hops < w.body.explore_hops) {
     const region = nextRegion(w, visited)
     if (!region) break
@@ -157,8 +162,11 @@ async function explore (w, args, session) {
   }
   if (!found) {
     const moved = w.feet().equals(start) ? '' : ' after moving to new regions'
-    const note = nextRegion(w, visited) === null ? '; every region has now been visited' : ''
-    return failure('explore', args, 'not_found', `no ${target} found${moved}${note}`, { regions_visited: hops })
+    const left = nextRegion(w, visited) === null
+    const note = left ? '; every region has now been visited' : ''
+    return failure('explore', args, 'not_found', `no ${target} found${moved}${note}`, {
+      regions_visited: hops, all_regions_visited: left
+    })
   }
   const goal = found.block ? w.reachGoal(found.pos) : new goals.GoalNear(found.pos.x, found.pos.y, found.pos.z, 2)
   const move = await w.goto(goal)

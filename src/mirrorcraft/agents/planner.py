@@ -27,6 +27,7 @@ from mirrorcraft.agents.knowledge import (
     concrete_grid,
     expand_refs,
 )
+from mirrorcraft.body.config import default_body_config
 from mirrorcraft.body.enchanting import is_enchantable
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.rules.ruleset import RuleSet
@@ -74,6 +75,8 @@ class Memory:
     seen: set[str] = field(default_factory=set)
     """Blocks and creatures observed nearby at some point in this episode."""
     explore_cooldown: dict[str, int] = field(default_factory=dict)
+    absent: set[str] = field(default_factory=set)
+    """Targets that exploring every region did not find: not worth looking for again."""
 
 
 def action_key(action: Mapping[str, Any]) -> str:
@@ -110,6 +113,7 @@ class Planner:
             ),
             key=lambda i: (-belief.rules.fuels[i], i),
         )
+        self.no_burn = frozenset(default_body_config().facilities)
 
     # -- entry point ----------------------------------------------------------------
     def decide(self, obs: Observation, goal: tuple[str, tuple[str, ...]]) -> PlanStep | None:
@@ -124,10 +128,11 @@ class Planner:
         self.unit: dict[str, float] = {}
         vinv = dict(self.inv)
         kind, items = goal
+        # What the body will burn: it never burns tools or facilities (data/body.yaml).
         self.fuel_ticks = sum(
             self.b.rules.fuels.get(i, 0) * c
             for i, c in self.inv.items()
-            if i not in self.b.rules.game.tools
+            if i not in self.b.rules.game.tools and i not in self.no_burn
         )
         self._unit_costs(*self._relevant(items))
         try:
@@ -295,6 +300,8 @@ class Planner:
         visible = source in self.near if kind == "block" else source in self.entities
         if visible:
             return 0.0
+        if source in self.mem.absent:
+            return INF
         if self.mem.explore_cooldown.get(source, -1) >= self.mem.step:
             return 40.0
         return 1.5 if source in self.mem.seen else 4.0
@@ -459,40 +466,38 @@ class Planner:
         sub = self.expand(m.input, units, vinv, depth + 1, stack)
         if sub is not None:
             return sub
-        if self._owned_fuel_ticks(m.input) < 200:
-            fuel = min(
-                (
-                    f
-                    for f in (
-                        "coal",
-                        "charcoal",
-                        "oak_planks",
-                        "spruce_planks",
-                        "birch_planks",
-                        "jungle_planks",
-                        "acacia_planks",
-                    )
-                    if f != m.input and self.b.rules.fuels.get(f, 0) > 0
-                ),
-                key=lambda f: (
-                    self.cost(f, math.ceil(units * 200 / self.b.rules.fuels[f])),
-                    f,
-                ),
-            )
-            sub = self.expand(
-                fuel, math.ceil(units * 200 / self.b.rules.fuels[fuel]), vinv, depth + 1, stack
-            )
+        batch = max(1, min(6, units, self.inv.get(m.input, 0)))
+        owned = self._owned_fuel_ticks(m.input)
+        if owned < batch * 200:
+            try:
+                sub = self._fuel_for(m, (batch * 200 - owned + 199) // 200, vinv, depth, stack)
+            except Blocked:
+                if owned < 200:
+                    raise
+                sub = None
             if sub is not None:
                 return sub
+            # Smelt what the owned fuel can run; the rest in a later batch.
+            batch = max(1, min(batch, owned // 200))
         step = self.ensure_station(m.station, vinv, depth, stack)
         if step is not None:
             return step
-        count = max(1, min(6, units, self.inv.get(m.input, 0)))
         return self._checked(
-            {"skill": "smelt", "args": {"input": m.input, "station": m.station, "count": count}},
+            {"skill": "smelt", "args": {"input": m.input, "station": m.station, "count": batch}},
             f"smelt {m.input} for {item}",
             ("smelt", (m.input, m.station)),
         )
+
+    def _fuel_for(
+        self, m: SmeltOption, units: int, vinv: dict[str, int], depth: int, stack: frozenset[str]
+    ) -> PlanStep | None:
+        """The next step towards fuel for ``units`` more items, or None when there is none to do."""
+        fuel = min(
+            (f for f in FUEL_CHOICES if f != m.input and self.b.rules.fuels.get(f, 0) > 0),
+            key=lambda f: (self.cost(f, math.ceil(units * 200 / self.b.rules.fuels[f])), f),
+        )
+        need = math.ceil(units * 200 / self.b.rules.fuels[fuel])
+        return self.expand(fuel, need, vinv, depth + 1, stack)
 
     def _enchant(self, vinv: dict[str, int]) -> PlanStep | None:
         step = self.ensure_station("enchanting_table", vinv, 0, frozenset())

@@ -61,6 +61,9 @@ class PlannerAgent:
                 target = str(self.pending.action["args"].get("target"))
                 cooldown = self.belief.config.explore_cooldown
                 self.memory.explore_cooldown[target] = self.memory.step + cooldown
+                if last.details.get("all_regions_visited") and target not in self.memory.seen:
+                    # A sweep of every region ended without it, and it was never in view.
+                    self.memory.absent.add(target)
             else:
                 key = (action_key(self.pending.action), inventory_key(self.last_inv))
                 self.memory.failures.add(key)

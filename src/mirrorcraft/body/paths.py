@@ -140,17 +140,43 @@ def plan_approach(
     clearable; air, water and plants need no digging), and the way over the surface
     (climb to the open sky if underground, walk over the terrain to the target's
     column, dig down to it). The one that digs fewer blocks wins, the straight line
-    on ties. The target itself is never dug here.
+    on ties, unless the straight line climbs to a target overhead and would leave the
+    body falling back out of reach (then the way over the surface is taken when there
+    is one). The target itself is never
+    dug here.
     """
     direct = _line_approach(state, start, target, reach, can_clear, max_digs)
-    if isinstance(direct, Approach) and not direct.digs:
+    climbs = target[1] - start[1] > reach
+    holds = isinstance(direct, Approach) and (
+        not climbs or _keeps_reach(state, direct, target, reach)
+    )
+    if isinstance(direct, Approach) and holds and not direct.digs:
         return direct
     around = _surface_approach(state, start, target, reach, can_clear, max_digs)
     if isinstance(around, Approach) and (
-        isinstance(direct, Blocked) or len(around.digs) < len(direct.digs)
+        isinstance(direct, Blocked) or not holds or len(around.digs) < len(direct.digs)
     ):
         return around
     return direct
+
+
+def _keeps_reach(state: WorldState, plan: Approach, target: Pos, reach: float) -> bool:
+    """Whether the body, once the way is dug and it falls to the ground, is still in reach.
+
+    A straight line that climbs steeply (up a shaft towards a block overhead) ends in the
+    air; the body would fall back down out of reach.
+    """
+    x, y, z = plan.stand
+    dug = set(plan.digs)
+    passable = state.passable_ids
+    water = state.loaded.world.palette.ids.get("water", -1)
+    while y - 1 >= state.min_y and (
+        (x, y - 1, z) in dug or state.block_id((x, y - 1, z)) in passable
+    ):
+        if state.block_id((x, y, z)) == water:
+            break
+        y -= 1
+    return dist2((x, y, z), target) <= (reach + 1) ** 2
 
 
 def settle(state: WorldState, pos: Pos) -> Pos:

@@ -58,6 +58,10 @@ def explore(body: Body, args: Mapping[str, Any]) -> ActionResult:
     start = body.pos
     hops = 0
     found = _find(body, target, names)
+    if found is None and _next_region(body) is None:
+        # Every region has been visited: start a new sweep from here, so exploring never
+        # leaves the body stranded where nothing it needs is in reach.
+        body.state.explored_regions = {_region(body, body.pos)}
     while found is None and hops < body.config.explore_hops:
         region = _next_region(body)
         if region is None:
@@ -74,7 +78,12 @@ def explore(body: Body, args: Mapping[str, Any]) -> ActionResult:
         left = _next_region(body) is None
         note = "; every region has now been visited" if left else ""
         return failure(
-            "explore", args, r.NOT_FOUND, f"no {target} found{moved}{note}", regions_visited=hops
+            "explore",
+            args,
+            r.NOT_FOUND,
+            f"no {target} found{moved}{note}",
+            regions_visited=hops,
+            all_regions_visited=left,
         )
     pos, distance = found
     if names is None:
