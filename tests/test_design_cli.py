@@ -180,6 +180,7 @@ def test_without_an_accepted_candidate_the_exit_is_non_zero_and_the_log_is_kept(
             "cannot read",
         ),
         (["mirror", "--static-only", "--rounds", "0"], "at least 1"),
+        (["mirror", "--static-only", "--spec", "mine.yaml"], "samples its own proposals"),
     ],
 )
 def test_bad_input_is_one_clear_line(
@@ -188,3 +189,14 @@ def test_bad_input_is_one_clear_line(
     assert main(["design", *args, "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_an_unwritable_output_folder_is_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    out = blocker / "packs"
+    assert main(["server", "worldgen", "--biome", "plains", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1 and str(blocker) in err

@@ -39,11 +39,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         print(f"mirrorcraft: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:
+        # A path the user gave cannot be read or written (missing folder, no permission, full disk).
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"mirrorcraft: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("mirrorcraft: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
     return code
 
 

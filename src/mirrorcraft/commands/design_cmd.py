@@ -69,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(
             "give --model (with --base-url) for the designer and judge, or --static-only"
         )
+    if args.static_only and args.spec:
+        raise UserError(
+            "--spec starts the designer/judge loop; --static-only samples its own proposals"
+        )
     kind = _kind(args)
     out = Path(args.out)
     settings = DesignSettings(
