@@ -495,7 +495,10 @@ class Planner:
         fuel = min(
             (f for f in FUEL_CHOICES if f != m.input and self.b.rules.fuels.get(f, 0) > 0),
             key=lambda f: (self.cost(f, math.ceil(units * 200 / self.b.rules.fuels[f])), f),
+            default=None,
         )
+        if fuel is None:
+            raise Blocked("fuel")
         need = math.ceil(units * 200 / self.b.rules.fuels[fuel])
         return self.expand(fuel, need, vinv, depth + 1, stack)
 

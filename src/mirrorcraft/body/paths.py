@@ -142,8 +142,7 @@ def plan_approach(
     column, dig down to it). The one that digs fewer blocks wins, the straight line
     on ties, unless the straight line climbs to a target overhead and would leave the
     body falling back out of reach (then the way over the surface is taken when there
-    is one). The target itself is never
-    dug here.
+    is one). The target itself is never dug here.
     """
     direct = _line_approach(state, start, target, reach, can_clear, max_digs)
     climbs = target[1] - start[1] > reach

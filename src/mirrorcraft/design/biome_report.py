@@ -212,7 +212,11 @@ def biome_report(raw: object, tasks: tuple[str, ...], base: str, worlds: int = 2
 
 def _check_worldgen(report: StaticReport, spec: BiomeSpec) -> dict[str, Any]:
     """Compile the spec to a 1.19 worldgen datapack and validate it structurally."""
-    pack = compile_biome_pack(spec)
+    try:
+        pack = compile_biome_pack(spec)
+    except (KeyError, ValueError, TypeError) as exc:  # a spec the compiler cannot translate
+        report.fail("worldgen_invalid", f"worldgen datapack: cannot compile ({exc})")
+        return {"files": 0, "errors": 1, "warnings": []}
     checked = validate_pack(pack.file_bytes())
     for issue in checked.errors:
         report.fail("worldgen_invalid", f"worldgen datapack: {issue}")
