@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mirrorcraft.body.events import RuleApplication
-from mirrorcraft.body.observation import MilestoneStatus, ProgressView
+from mirrorcraft.body.observation import ProgressView
 from mirrorcraft.evaluator.encounters import EncounterLog
 from mirrorcraft.evaluator.milestones import MilestoneTracker
 from mirrorcraft.evaluator.tasks import Task
@@ -44,17 +44,4 @@ class Evaluator:
         return self.milestones.success()
 
     def public_view(self) -> ProgressView:
-        done = self.milestones.completed
-        return ProgressView(
-            task=self.task.id,
-            title=self.task.title,
-            milestones=tuple(
-                MilestoneStatus(
-                    m.advancement, m.title, m.description, m.value, m.advancement in done
-                )
-                for m in self.task.milestones
-            ),
-            next_milestone=self.milestones.next_milestone(),
-            score=self.score(),
-            completed_advancements=tuple(sorted(done)),
-        )
+        return self.milestones.view(self.milestones.completed)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from mirrorcraft.body.observation import MilestoneStatus, ProgressView
 from mirrorcraft.evaluator.tasks import Task
 from mirrorcraft.rules.advancements import (
     Criterion,
@@ -27,8 +28,56 @@ def tracked_advancements(rules: RuleSet, task: Task) -> list[str]:
     return sorted(a for a in rules.advancements if ":" not in a or a in own)
 
 
+class TaskProgress:
+    """Score, success and the public progress view, from the completed advancements.
+
+    Shared by the embedded evaluator's tracker and the real-server one; a subclass
+    provides ``task`` and ``completed`` (advancement id -> 1-based action index).
+    """
+
+    task: Task
+    completed: dict[str, int]
+
+    def score(self) -> int:
+        return max(
+            (m.value for m in self.task.milestones if m.advancement in self.completed), default=0
+        )
+
+    def success(self) -> bool:
+        return self.task.final.advancement in self.completed
+
+    def milestone_steps(self) -> dict[str, int]:
+        return {
+            m.advancement: self.completed[m.advancement]
+            for m in self.task.milestones
+            if m.advancement in self.completed
+        }
+
+    def next_milestone(self) -> str | None:
+        return next(
+            (m.advancement for m in self.task.milestones if m.advancement not in self.completed),
+            None,
+        )
+
+    def view(self, advancements: Iterable[str]) -> ProgressView:
+        """What the agent may see: the task's milestones and the advancements it has."""
+        return ProgressView(
+            task=self.task.id,
+            title=self.task.title,
+            milestones=tuple(
+                MilestoneStatus(
+                    m.advancement, m.title, m.description, m.value, m.advancement in self.completed
+                )
+                for m in self.task.milestones
+            ),
+            next_milestone=self.next_milestone(),
+            score=self.score(),
+            completed_advancements=tuple(sorted(advancements)),
+        )
+
+
 @dataclass
-class MilestoneTracker:
+class MilestoneTracker(TaskProgress):
     """Grants advancements from the active RuleSet's definitions; knows the task's values.
 
     Only ``tracked_advancements`` are granted; the task's score and success read its
@@ -74,25 +123,3 @@ class MilestoneTracker:
         return self._grant(
             "enchanted_item", lambda crit: enchanted_item_fires(crit, item, levels), step
         )
-
-    # -- the task's view -----------------------------------------------------------
-    def score(self) -> int:
-        return max(
-            (m.value for m in self.task.milestones if m.advancement in self.completed), default=0
-        )
-
-    def success(self) -> bool:
-        return self.task.final.advancement in self.completed
-
-    def milestone_steps(self) -> dict[str, int]:
-        return {
-            m.advancement: self.completed[m.advancement]
-            for m in self.task.milestones
-            if m.advancement in self.completed
-        }
-
-    def next_milestone(self) -> str | None:
-        for m in self.task.milestones:
-            if m.advancement not in self.completed:
-                return m.advancement
-        return None

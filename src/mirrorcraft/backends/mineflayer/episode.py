@@ -23,9 +23,10 @@ from mirrorcraft.backends.sim import StepOutcome
 from mirrorcraft.body.actions import Action, ActionError, parse_action, skill_specs
 from mirrorcraft.body.body import action_signature
 from mirrorcraft.body.config import BodyConfig, default_body_config
-from mirrorcraft.body.observation import Budget, MilestoneStatus, Observation, ProgressView
+from mirrorcraft.body.observation import Budget, Observation, ProgressView
 from mirrorcraft.body.results import INVALID_ARGS, ActionResult
 from mirrorcraft.evaluator.encounters import Encounter
+from mirrorcraft.evaluator.milestones import TaskProgress, tracked_advancements
 from mirrorcraft.evaluator.tasks import Task
 from mirrorcraft.rules.ruleset import RuleSet
 
@@ -34,31 +35,10 @@ OBSERVE_TIMEOUT_S = 30.0
 
 
 @dataclass
-class ServerMilestones:
+class ServerMilestones(TaskProgress):
     task: Task
     completed: dict[str, int] = field(default_factory=dict)
     """advancement id -> 1-based action index at which the server first reported it."""
-
-    def score(self) -> int:
-        return max(
-            (m.value for m in self.task.milestones if m.advancement in self.completed), default=0
-        )
-
-    def success(self) -> bool:
-        return self.task.final.advancement in self.completed
-
-    def milestone_steps(self) -> dict[str, int]:
-        return {
-            m.advancement: self.completed[m.advancement]
-            for m in self.task.milestones
-            if m.advancement in self.completed
-        }
-
-    def next_milestone(self) -> str | None:
-        return next(
-            (m.advancement for m in self.task.milestones if m.advancement not in self.completed),
-            None,
-        )
 
 
 @dataclass
@@ -139,8 +119,7 @@ class ServerEvaluator:
         self.source = source
         self.milestones = ServerMilestones(task)
         # As the embedded evaluator: minecraft-namespace advancements plus the task's own.
-        own = {m.advancement for m in task.milestones}
-        self.tracked = sorted({a for a in vanilla.advancements if ":" not in a} | own)
+        self.tracked = tracked_advancements(vanilla, task)
         self.done: dict[str, int] = {}
         self.encounters = ResultEncounters(vanilla, enabled=mirror)
 
@@ -161,20 +140,7 @@ class ServerEvaluator:
         return self.milestones.success()
 
     def public_view(self) -> ProgressView:
-        done = self.milestones.completed
-        return ProgressView(
-            task=self.task.id,
-            title=self.task.title,
-            milestones=tuple(
-                MilestoneStatus(
-                    m.advancement, m.title, m.description, m.value, m.advancement in done
-                )
-                for m in self.task.milestones
-            ),
-            next_milestone=self.milestones.next_milestone(),
-            score=self.score(),
-            completed_advancements=tuple(sorted(self.done)),
-        )
+        return self.milestones.view(self.done)
 
 
 class MineflayerEpisode:
