@@ -91,6 +91,15 @@ def test_an_experiment_runs_paired_episodes_in_a_file_world(
     ]
     assert len({r["seed"] for r in records}) == 1  # the twins share their seed
 
+    # Resuming after the spec file changed would mix two worlds under one id: refused.
+    path = Path(world_id.rpartition("#")[0])
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["terrain"]["base_height"] = doc["terrain"]["base_height"] + 2
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["run", str(spec), "--out", str(out), "--workers", "1", "--no-report"]) == 2
+    assert "now generates a different world" in capsys.readouterr().err
+
     bad = tmp_path / "bad.yaml"
     bad.write_text(spec.read_text().replace("#101", "#x"), encoding="utf-8")
     capsys.readouterr()

@@ -18,7 +18,7 @@ from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.runner.executor import Progress, plan_jobs, run_async, run_local, run_ray
 from mirrorcraft.runner.spec import ExperimentSpec, ModelSpec, SpecError, expand, load_spec
 from mirrorcraft.runner.store import ResultStore, StoreError
-from mirrorcraft.world.registry import world_problem
+from mirrorcraft.world.registry import load_world, parse_file_world, world_problem
 
 VIEWER_LIMIT = 1000
 
@@ -148,6 +148,20 @@ def _backend_options(args: argparse.Namespace, spec: ExperimentSpec) -> dict[str
     return options.to_dict()
 
 
+def _check_file_worlds(spec: ExperimentSpec, store: ResultStore) -> None:
+    """Refuse to resume when a biome spec file now generates another world than it did."""
+    now = {w: load_world(w).world.fingerprint for w in spec.worlds if parse_file_world(w)}
+    if not now:
+        return
+    for record in store.records():
+        if record.world in now and record.world_fingerprint != now[record.world]:
+            raise UserError(
+                f"world {record.world!r} now generates a different world (fingerprint "
+                f"{now[record.world]}; the stored episodes have {record.world_fingerprint}): "
+                "the spec file changed since they ran; restore it or use another --out"
+            )
+
+
 def run(args: argparse.Namespace) -> int:
     workers_given = args.workers is not None
     if not workers_given:
@@ -174,6 +188,8 @@ def run(args: argparse.Namespace) -> int:
         store.set_meta("spec_hash", spec.hash)
         store.set_meta("software_version", __version__)
         finished = store.finished_ids()
+        if finished:
+            _check_file_worlds(spec, store)
         jobs = plan_jobs(
             spec,
             conditions,
