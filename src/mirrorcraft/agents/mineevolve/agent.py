@@ -459,7 +459,6 @@ class MineEvolveAgent(LLMAgent):
         }
 
     async def induce_remedy(self, sg: Subgoal, obs: Observation) -> KnowledgeEntry | None:
-        self.stats.remedy_inductions += 1
         window, values = self._window_block(sg, obs)
         user = self.prompts.render(
             "remedy_user", {**values, "OBSERVATION": self.observation_text(obs)}
@@ -468,42 +467,39 @@ class MineEvolveAgent(LLMAgent):
         system = self.prompts.render(
             "remedy_system", {"TRIGGER_FIELDS": trigger_fields(), "FAILURE_TYPES": failure_types}
         )
+        return await self._induce_from_failures(
+            "remedy", "remedy", system, user, sg, obs, window, sg.signature()
+        )
+
+    async def induce_note(self, sg: Subgoal, obs: Observation) -> None:
+        window, values = self._window_block(sg, obs)
+        user = self.prompts.render("reflection_user", values)
+        system = self.prompts.render("reflection_system", {})
+        await self._induce_from_failures("reflection", "note", system, user, sg, obs, window, "")
+
+    async def _induce_from_failures(
+        self,
+        call: str,
+        kind: str,
+        system: str,
+        user: str,
+        sg: Subgoal,
+        obs: Observation,
+        window: list[Feedback],
+        failing: str,
+    ) -> KnowledgeEntry | None:
+        """One model call for a remedy (or, in the text-reflection ablation, a note), curated."""
+        self.stats.remedy_inductions += 1
         extra = {"window": [f.view(self.mode) for f in window], "failing": sg.to_json()}
         entry = await self._ask_json(
-            system,
-            user,
-            "remedy",
-            obs,
-            extra,
-            self._candidate("remedy", "remedy", self._evidence(window)),
+            system, user, call, obs, extra, self._candidate(call, kind, self._evidence(window))
         )
         if entry is None:
             self.stats.rejected["schema"] = self.stats.rejected.get("schema", 0) + 1
             return None
-        verdict = self._admit(entry, sg.signature())
+        verdict = self._admit(entry, failing)
         if not verdict.accepted:
             return None
         active = verdict.entry or entry
         self._activate(active)
         return active
-
-    async def induce_note(self, sg: Subgoal, obs: Observation) -> None:
-        self.stats.remedy_inductions += 1
-        window, values = self._window_block(sg, obs)
-        user = self.prompts.render("reflection_user", values)
-        system = self.prompts.render("reflection_system", {})
-        extra = {"window": [f.view(self.mode) for f in window], "failing": sg.to_json()}
-        entry = await self._ask_json(
-            system,
-            user,
-            "reflection",
-            obs,
-            extra,
-            self._candidate("reflection", "note", self._evidence(window)),
-        )
-        if entry is None:
-            self.stats.rejected["schema"] = self.stats.rejected.get("schema", 0) + 1
-            return
-        verdict = self._admit(entry)
-        if verdict.accepted:
-            self._activate(verdict.entry or entry)
