@@ -237,8 +237,11 @@ def test_the_same_script_gives_the_same_schema_on_both_backends(squid: Squid) ->
         assert same_schema(first_real.to_json(), first_sim.to_json()) == []
         assert {n.id for n in first_real.nearby_blocks} >= {"dirt", "grass_block"}
         seen_reasons: set[str] = set()
+        picked = 0
         for action in SCRIPT:
             a, b = real.step(action), sim.step(action)
+            if action is SCRIPT[0]:
+                picked = a.observation.inventory.get("dirt", 0)
             ra, rb = a.result.to_json(), b.result.to_json()
             assert set(ra) == set(rb), action
             assert ra["skill"] == rb["skill"] and ra["args"] == rb["args"], action
@@ -256,7 +259,9 @@ def test_the_same_script_gives_the_same_schema_on_both_backends(squid: Squid) ->
             )  # compared above
             assert same_schema(oa, ob) == [], action
         final = real.observe()
-        assert final.inventory.get("dirt", 0) >= 1  # dug dirt and picked it up
+        # It dug dirt and picked it up (flying-squid sometimes counts a pickup twice), then
+        # placed one (clearing a way may pick up more).
+        assert picked >= 1 and final.inventory.get("dirt", 0) >= picked - 1
         assert {"needs_tool", "invalid_args", "not_searchable", "missing_item"} <= seen_reasons
         assert real.evaluator.score() == 0  # no advancement granted by the (fake) server
         assert rcon_server.commands and all(
