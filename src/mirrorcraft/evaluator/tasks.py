@@ -16,8 +16,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from mirrorcraft.safeload import load_yaml_file
 
 PROGRESSION = "progression"
 TECHTREE = "techtree"
@@ -96,7 +97,7 @@ def _data_file(name: str) -> Path:
 
 
 def _progression() -> dict[str, Task]:
-    raw = yaml.safe_load(_data_file("tasks.yaml").read_text(encoding="utf-8"))
+    raw = load_yaml_file(_data_file("tasks.yaml"))
     out = {}
     for task_id, doc in raw["tasks"].items():
         spec = TaskSpec.model_validate(doc)
@@ -109,7 +110,7 @@ def _progression() -> dict[str, Task]:
 
 @lru_cache(maxsize=1)
 def techtree_file() -> TechTreeFile:
-    raw = yaml.safe_load(_data_file("techtree.yaml").read_text(encoding="utf-8"))
+    raw = load_yaml_file(_data_file("techtree.yaml"))
     return TechTreeFile.model_validate(raw)
 
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mirrorcraft.evaluator.tasks import UnknownTaskError, expand_task_selectors, get_task
+from mirrorcraft.safeload import DataError, load_yaml_file
 
 
 class SpecError(Exception):
@@ -158,11 +158,11 @@ def expand(spec: ExperimentSpec) -> list[EpisodeCondition]:
 
 def load_spec(path: Path) -> ExperimentSpec:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml_file(path)
     except OSError as exc:
         raise SpecError(f"{path}: cannot read ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise SpecError(f"{path}: not valid YAML ({exc})") from None
+    except DataError as exc:
+        raise SpecError(str(exc)) from None
     return parse_spec(raw, str(path))
 
 
