@@ -42,10 +42,14 @@ _LONG_NUMBER = re.compile(r"\d{4300,}")
 class DataError(ValueError):
     """A document that cannot be read; ``str()`` is one line: ``source[:line]: problem``."""
 
-    def __init__(self, source: str, problem: str, line: int | None = None) -> None:
+    def __init__(
+        self, source: str, problem: str, line: int | None = None, *, syntax: bool = False
+    ) -> None:
         self.source = source
         self.problem = problem
         self.line = line
+        self.syntax = syntax
+        """True for a plain syntax error (as opposed to a refused bound or encoding)."""
         where = f"{source}:{line}" if line else source
         super().__init__(f"{where}: {problem}" if where else problem)
 
@@ -145,9 +149,11 @@ def parse_json(text: str, source: str, *, line: int | None = None) -> Any:
     try:
         doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
     except json.JSONDecodeError as exc:
-        where = f"column {exc.colno}" if line else f"line {exc.lineno} column {exc.colno}"
         raise DataError(
-            source, f"not valid JSON ({exc.msg}, {where})", _at(line, exc.lineno)
+            source,
+            f"not valid JSON ({exc.msg}, column {exc.colno})",
+            _at(line, exc.lineno),
+            syntax=True,
         ) from None
     except RecursionError:
         raise DataError(
@@ -249,7 +255,7 @@ def parse_yaml(text: str, source: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         problem = " ".join(str(exc.problem or exc.context or "syntax error").split())
         raise DataError(
-            source, f"not valid YAML ({problem})", mark.line + 1 if mark else None
+            source, f"not valid YAML ({problem})", mark.line + 1 if mark else None, syntax=True
         ) from None
     except yaml.YAMLError as exc:
         raise DataError(source, f"not valid YAML ({' '.join(str(exc).split())})") from None

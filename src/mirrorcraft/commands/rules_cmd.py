@@ -16,6 +16,10 @@ from mirrorcraft.rules.recipes import CookingRecipe, InertRecipe, ShapedRecipe, 
 from mirrorcraft.rules.ruleset import RuleSet
 
 
+MAX_ENCHANT_LEVEL = 255
+"""The highest level the game's /enchant and item data can express."""
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("rules", help="inspect a rule set: counts, crafting, smelting, loot")
     p.add_argument(
@@ -120,8 +124,10 @@ def run(args: argparse.Namespace) -> int:
     enchants = []
     for spec in args.enchant:
         name, _, level = spec.partition("=")
-        if not level.isdigit():
-            raise UserError(f"--enchant takes NAME=LEVEL, got {spec!r}")
+        if not level.isdigit() or not 1 <= int(level) <= MAX_ENCHANT_LEVEL:
+            raise UserError(
+                f"--enchant takes NAME=LEVEL with LEVEL from 1 to {MAX_ENCHANT_LEVEL}, got {spec!r}"
+            )
         enchants.append((_item(name), int(level)))
     tool = ItemStack(_item(args.tool), 1, tuple(enchants)) if args.tool else None
     harvest = rs.can_harvest(block, tool.item if tool else None)

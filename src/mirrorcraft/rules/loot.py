@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mirrorcraft.rules.errors import DatapackError
-from mirrorcraft.rules.ids import normalize_id
+from mirrorcraft.rules.ids import full_id, normalize_id
 from mirrorcraft.rules.items import ItemStack
 from mirrorcraft.rules.loot_conditions import Condition, ConditionCompiler
 from mirrorcraft.rules.loot_context import LootRuntime
@@ -260,7 +260,10 @@ class LootCompiler:
 
             return expand_tag
         if kind == "loot_table":
-            target = normalize_id(raw.get("name", ""))
+            try:  # tables are keyed by their full location (minecraft:blocks/dirt)
+                target = full_id(normalize_id(raw.get("name", "")))
+            except ValueError as exc:
+                raise DatapackError(str(exc), field=f"{field}.name") from None
             self._refs.add(target)
             self._leaves.append((0, target))
 

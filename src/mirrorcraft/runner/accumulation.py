@@ -26,7 +26,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mirrorcraft.evaluator.tasks import UnknownTaskError, expand_task_selectors, get_task
+from mirrorcraft.evaluator.tasks import (
+    MAX_BUDGET,
+    UnknownTaskError,
+    expand_budgets,
+    expand_task_selectors,
+    get_task,
+)
 from mirrorcraft.runner.spec import EpisodeCondition, ModelSpec, episode_seed
 
 AGENT = "mineevolve"
@@ -124,8 +130,14 @@ class AccumulationSpec(_Strict):
     checkpoints: tuple[int, ...] = Field(min_length=1)
     eval: EvalSpec
     budgets: dict[str, int] = {}
-    budget: int | None = Field(None, ge=1, le=100_000)
+    budget: int | None = Field(None, ge=1, le=MAX_BUDGET, strict=True)
     seed: int = 0
+
+    @field_validator("budgets", mode="before")
+    @classmethod
+    def _budgets_valid(cls, raw: Any) -> Any:
+        """Positive whole budgets keyed by task ids or selectors (selectors expanded)."""
+        return expand_budgets(raw) if isinstance(raw, dict) else raw
 
     @field_validator("variants", mode="before")
     @classmethod

@@ -15,9 +15,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
-from mirrorcraft.evaluator.tasks import UnknownTaskError, expand_task_selectors, get_task
+from mirrorcraft.evaluator.tasks import (
+    MAX_BUDGET,
+    UnknownTaskError,
+    expand_budgets,
+    expand_task_selectors,
+    get_task,
+)
 from mirrorcraft.safeload import DataError, load_yaml_file
 
 
@@ -61,7 +74,9 @@ class ExperimentSpec(BaseModel):
     repetitions: int = Field(1, ge=1, le=1000)
     budgets: dict[str, int] = {}
     """Per-task budget overrides, e.g. {"diamond": 200} for a horizon study."""
-    budget: int | None = Field(None, ge=1, le=100_000, description="one budget for every task")
+    budget: int | None = Field(
+        None, ge=1, le=MAX_BUDGET, strict=True, description="one budget for every task"
+    )
     seed: int = 0
     checkpoints: tuple[int, ...] = ()
     """Action counts at which horizon analyses read cumulative success."""
@@ -74,6 +89,14 @@ class ExperimentSpec(BaseModel):
             return expand_task_selectors(tasks)
         except UnknownTaskError as exc:
             raise ValueError(str(exc)) from None
+
+    @field_validator("budgets", mode="before")
+    @classmethod
+    def _budgets_valid(cls, raw: Any, info: ValidationInfo) -> Any:
+        """Positive whole budgets for task ids or selectors of this experiment's tasks."""
+        if not isinstance(raw, dict):
+            return raw  # the type check words the error
+        return expand_budgets(raw, info.data.get("tasks"))
 
     def budget_for(self, task: str) -> int:
         if task in self.budgets:
@@ -174,4 +197,5 @@ def parse_spec(raw: object, source: str) -> ExperimentSpec:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise SpecError(f"{source}: field {where!r}: {first['msg']}") from None
+        message = first["msg"].removeprefix("Value error, ")
+        raise SpecError(f"{source}: field {where!r}: {message}") from None
