@@ -15,7 +15,6 @@ from mirrorcraft.rules.loot_context import LootContext
 from mirrorcraft.rules.recipes import CookingRecipe, InertRecipe, ShapedRecipe, ShapelessRecipe
 from mirrorcraft.rules.ruleset import RuleSet
 
-
 MAX_ENCHANT_LEVEL = 255
 """The highest level the game's /enchant and item data can express."""
 

@@ -197,9 +197,18 @@ class AccumulationSpec(_Strict):
             return self.budgets[task]
         return self.budget if self.budget is not None else get_task(task).budget
 
+    def redacted(self) -> AccumulationSpec:
+        """The spec as stored and hashed: keys in model URLs masked (the client keeps them)."""
+        models = tuple(m.redacted() for m in self.models)
+        return self if models == self.models else self.model_copy(update={"models": models})
+
+    def public_dump(self) -> dict[str, Any]:
+        """What the results databases record of the spec (never a credential)."""
+        return self.redacted().model_dump(mode="json")
+
     @property
     def hash(self) -> str:
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        return hashlib.sha256(self.redacted().model_dump_json().encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from mirrorcraft.evaluator.tasks import (
     expand_task_selectors,
     get_task,
 )
+from mirrorcraft.redact import redact_url
 from mirrorcraft.safeload import DataError, load_yaml_file
 
 
@@ -49,6 +50,12 @@ class ModelSpec(BaseModel):
         default_factory=dict,
         description="client settings, e.g. timeout_s, max_retries, concurrency, reasoning_effort, extra_body",
     )
+
+    def redacted(self) -> ModelSpec:
+        """This model with any key in its base URL (user-info, ?api_key=) masked."""
+        if self.base_url is None or redact_url(self.base_url) == self.base_url:
+            return self
+        return self.model_copy(update={"base_url": redact_url(self.base_url)})
 
 
 class ExperimentSpec(BaseModel):
@@ -105,9 +112,18 @@ class ExperimentSpec(BaseModel):
             return self.budget
         return get_task(task).budget
 
+    def redacted(self) -> ExperimentSpec:
+        """The spec as stored and hashed: keys in model URLs masked (the client keeps them)."""
+        models = tuple(m.redacted() for m in self.models)
+        return self if models == self.models else self.model_copy(update={"models": models})
+
+    def public_dump(self) -> dict[str, Any]:
+        """What the results database records of the spec (never a credential)."""
+        return self.redacted().model_dump(mode="json")
+
     @property
     def hash(self) -> str:
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        return hashlib.sha256(self.redacted().model_dump_json().encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
