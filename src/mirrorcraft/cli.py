@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from mirrorcraft import __version__
+from mirrorcraft.analysis.loading import RecordsError
 from mirrorcraft.commands import COMMANDS
 from mirrorcraft.commands.common import UserError
 from mirrorcraft.redact import redact_text
@@ -39,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         code: int = args.handler(args)
-    except (UserError, StoreError, DataError) as exc:
+    except (UserError, StoreError, DataError, RecordsError) as exc:
         # DataError and StoreError are caught nearer their source where a command can say
         # more; this is the net that keeps any that escape to one line.
         print(f"mirrorcraft: error: {redact_text(str(exc))}", file=sys.stderr)

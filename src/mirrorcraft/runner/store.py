@@ -72,7 +72,16 @@ def integrity_problem(db: sqlite3.Connection) -> str | None:
     rows = db.execute("PRAGMA quick_check").fetchall()
     if rows == [("ok",)]:
         return None
-    return str(rows[0][0]) if rows else "the integrity check returned nothing"
+    lines = [
+        text.strip()
+        for (row,) in rows
+        for text in str(row).splitlines()
+        if text.strip() and not text.startswith("***")
+    ]
+    if not lines:
+        return "the integrity check failed"
+    more = f" and {len(lines) - 1} more problem(s)" if len(lines) > 1 else ""
+    return lines[0] + more
 
 
 def step_counts(db: sqlite3.Connection) -> dict[str, int]:
