@@ -43,7 +43,13 @@ def add_parser(sub: Any) -> None:
     m = rsub.add_parser("loot", help="roll a block's loot table")
     m.add_argument("block")
     m.add_argument("--tool", default=None, help="item id of the tool used (default: bare hand)")
-    m.add_argument("--enchant", action="append", default=[], metavar="NAME=LEVEL")
+    m.add_argument(
+        "--enchant",
+        action="append",
+        default=[],
+        metavar="NAME=LEVEL",
+        help=f"an enchantment on the tool, level 1 to {MAX_ENCHANT_LEVEL} (repeatable)",
+    )
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--rolls", type=int, default=1)
     p.set_defaults(handler=run)
