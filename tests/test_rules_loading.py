@@ -83,7 +83,7 @@ def test_tags_merge_unless_replace(tmp_path: Path, game, base) -> None:  # type:
 @pytest.mark.parametrize(
     ("files", "fragment"),
     [
-        ({"data/minecraft/recipes/bad.json": "{not json"}, "invalid JSON"),
+        ({"data/minecraft/recipes/bad.json": "{not json"}, "line 1: not valid JSON"),
         (
             {
                 "data/minecraft/recipes/bad.json": {

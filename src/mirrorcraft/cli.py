@@ -12,8 +12,12 @@ import sys
 from collections.abc import Sequence
 
 from mirrorcraft import __version__
+from mirrorcraft.analysis.loading import RecordsError
 from mirrorcraft.commands import COMMANDS
 from mirrorcraft.commands.common import UserError
+from mirrorcraft.redact import redact_text
+from mirrorcraft.runner.store import StoreError
+from mirrorcraft.safeload import DataError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,15 +40,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         code: int = args.handler(args)
-    except UserError as exc:
-        print(f"mirrorcraft: error: {exc}", file=sys.stderr)
+    except (UserError, StoreError, DataError, RecordsError) as exc:
+        # DataError and StoreError are caught nearer their source where a command can say
+        # more; this is the net that keeps any that escape to one line.
+        print(f"mirrorcraft: error: {redact_text(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
     except OSError as exc:
         # A path the user gave cannot be read or written (missing folder, no permission, full disk).
         where = f" ({exc.filename})" if exc.filename else ""
-        print(f"mirrorcraft: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        print(
+            f"mirrorcraft: error: {redact_text(str(exc.strerror or exc))}{where}", file=sys.stderr
+        )
         return 2
     except KeyboardInterrupt:
         print("mirrorcraft: interrupted", file=sys.stderr)

@@ -19,7 +19,7 @@ from mirrorcraft.backends.rulesets import VANILLA, resolve_rules, vanilla_rules
 from mirrorcraft.backends.sim import SimEpisode
 from mirrorcraft.body.config import BodyConfig
 from mirrorcraft.body.observation import Observation
-from mirrorcraft.evaluator.tasks import get_task, progression_tasks
+from mirrorcraft.evaluator.tasks import budget_problem, get_task, progression_tasks
 from mirrorcraft.world.registry import load_world, world_ids
 
 
@@ -64,12 +64,14 @@ class MirrorCraftEnv:
         config: BodyConfig | None = None,
         start_inventory: Mapping[str, int] | None = None,
     ):
+        if budget is not None and (problem := budget_problem(budget)):
+            raise ValueError(problem)
         self.spec = spec
         self.loaded = load_world(spec.world)
         self.rules = resolve_rules(spec.rules)
         self.vanilla = vanilla_rules()
         task = get_task(spec.task)
-        self.task = task.with_budget(budget) if budget else task
+        self.task = task.with_budget(budget) if budget is not None else task
         self.config = config
         self.start_inventory = start_inventory
         self.episode: SimEpisode | None = None

@@ -18,12 +18,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mirrorcraft.rules.items import ItemStack
 from mirrorcraft.rules.loot_context import EntityState, LootContext
 from mirrorcraft.rules.recipes import CookingRecipe, ShapedRecipe, ShapelessRecipe
 from mirrorcraft.rules.ruleset import STATION_COOKING, RuleSet
+from mirrorcraft.safeload import load_yaml_file
 
 Cell = frozenset[str] | None
 
@@ -90,7 +89,7 @@ class PlannerConfig:
 @lru_cache(maxsize=1)
 def planner_config() -> PlannerConfig:
     path = Path(str(resources.files("mirrorcraft") / "data" / "planner.yaml"))
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = load_yaml_file(path)
     return PlannerConfig(
         tuple(raw["natural_blocks"]),
         tuple(raw["natural_mobs"]),

@@ -18,8 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from mirrorcraft.runner.records import SCHEMA_VERSION, EpisodeRecord, StepRecord
+from mirrorcraft.runner.store import integrity_problem
+from mirrorcraft.safeload import DataError, decode_text, parse_json
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+TRACE_MISMATCH = "trace_mismatch"
+"""Status under which episodes whose step rows disagree with actions_used are left out."""
 DISCLOSURES = ("hidden", "disclosed")
 
 
@@ -186,26 +190,22 @@ def parse_step(doc: Any) -> StepRecord:
 
 def _iter_jsonl(path: Path) -> Iterator[tuple[int, EpisodeRecord]]:
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise RecordsError(f"cannot read {path}: {exc.strerror or exc}") from None
     with handle:
-        n = 0
-        try:
-            for n, line in enumerate(handle, 1):
-                text = line.strip()
+        for n, line in enumerate(handle, 1):
+            try:
+                text = decode_text(line, str(path), first_line=n).strip()
                 if not text:
                     continue
-                try:
-                    doc = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise RecordsError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
-                try:
-                    yield n, parse_episode(doc)
-                except (ValueError, TypeError) as exc:
-                    raise RecordsError(f"{path}:{n}: bad episode record: {exc}") from None
-        except UnicodeDecodeError:
-            raise RecordsError(f"{path}:{n + 1}: not UTF-8 text") from None
+                doc = parse_json(text, str(path), line=n)
+            except DataError as exc:
+                raise RecordsError(str(exc)) from None
+            try:
+                yield n, parse_episode(doc)
+            except (ValueError, TypeError) as exc:
+                raise RecordsError(f"{path}:{n}: bad episode record: {exc}") from None
 
 
 def _load_jsonl(path: Path) -> LoadedResults:
@@ -223,11 +223,47 @@ def _load_jsonl(path: Path) -> LoadedResults:
 
 
 def connect_readonly(path: Path) -> sqlite3.Connection:
-    """Open a results database without any chance of writing to it."""
+    """Open a results database without any chance of writing to it, on read-only media too.
+
+    ``mode=ro`` reads a WAL database as its writer left it, but SQLite must create the
+    ``-shm`` file beside it; where the folder cannot be written (a read-only mount, an
+    archive) the database is opened ``immutable`` instead, which is exact as long as no
+    ``-wal`` file holds changes not yet merged into the main file: if one does, the
+    database is refused rather than read without them.
+    """
+    uri = path.resolve().as_uri()
     try:
-        return sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        con = sqlite3.connect(uri + "?mode=ro", uri=True)
+        con.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return con
+    except sqlite3.OperationalError as exc:  # cannot open (e.g. no -shm on read-only media)
+        first = exc
     except sqlite3.Error as exc:
-        raise RecordsError(f"cannot open results database {path}: {exc}") from None
+        raise RecordsError(f"{path}: not a readable MirrorCraft results database ({exc})") from None
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise RecordsError(
+            f"cannot open results database {path} read-only ({first}) and {wal.name} holds "
+            "changes not yet merged into it; copy the folder to writable storage and retry"
+        )
+    try:
+        con = sqlite3.connect(uri + "?immutable=1", uri=True)
+        con.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return con
+    except sqlite3.Error:
+        raise RecordsError(f"cannot open results database {path}: {first}") from None
+
+
+def _check_database(con: sqlite3.Connection, path: Path) -> None:
+    try:
+        problem = integrity_problem(con)
+    except sqlite3.Error as exc:
+        problem = str(exc)
+    if problem:
+        raise RecordsError(
+            f"{path}: the results database is damaged (integrity check: {problem}); "
+            "restore it from a copy"
+        )
 
 
 def _query(con: sqlite3.Connection, path: Path, sql: str, args: tuple[Any, ...] = ()) -> Any:
@@ -239,8 +275,12 @@ def _query(con: sqlite3.Connection, path: Path, sql: str, args: tuple[Any, ...] 
 
 def _load_sqlite(path: Path) -> LoadedResults:
     with closing(connect_readonly(path)) as con:
+        _check_database(con, path)
         rows = _query(
             con, path, "SELECT episode_id, status, record FROM episodes ORDER BY episode_id"
+        )
+        steps = dict(
+            _query(con, path, "SELECT episode_id, COUNT(*) FROM steps GROUP BY episode_id")
         )
     records: list[EpisodeRecord] = []
     excluded: Counter[str] = Counter()
@@ -249,11 +289,9 @@ def _load_sqlite(path: Path) -> LoadedResults:
             excluded[str(status)] += 1
             continue
         try:
-            record = parse_episode(json.loads(text))
-        except json.JSONDecodeError as exc:
-            raise RecordsError(
-                f"{path}: episode {episode_id!r}: not valid JSON ({exc.msg})"
-            ) from None
+            record = parse_episode(parse_json(text, str(path)))
+        except DataError as exc:
+            raise RecordsError(f"{path}: episode {episode_id!r}: {exc.problem}") from None
         except (ValueError, TypeError) as exc:
             raise RecordsError(
                 f"{path}: episode {episode_id!r}: bad episode record: {exc}"
@@ -262,6 +300,9 @@ def _load_sqlite(path: Path) -> LoadedResults:
             raise RecordsError(
                 f"{path}: episode {episode_id!r}: record says episode_id {record.episode_id!r}"
             )
+        if steps.get(episode_id, 0) != record.actions_used:
+            excluded[TRACE_MISMATCH] += 1  # step rows deleted or added after the run
+            continue
         records.append(record)
     return LoadedResults(path, "sqlite", records, dict(sorted(excluded.items())))
 
@@ -327,9 +368,9 @@ class StepReader:
         for step, text in rows:
             where = f"{self.path}: episode {episode_id!r} step {step}"
             try:
-                out.append(parse_step(json.loads(text)))
-            except json.JSONDecodeError as exc:
-                raise RecordsError(f"{where}: not valid JSON ({exc.msg})") from None
+                out.append(parse_step(parse_json(text, where)))
+            except DataError as exc:
+                raise RecordsError(f"{where}: {exc.problem}") from None
             except (ValueError, TypeError) as exc:
                 raise RecordsError(f"{where}: bad step record: {exc}") from None
         return out

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-import yaml
-
 from mirrorcraft.runner.records import EpisodeRecord
+from mirrorcraft.safeload import parse_yaml
 
 VANILLA = "vanilla"
 HIDDEN = "hidden"
@@ -130,8 +129,8 @@ def suite_title(suite: str) -> str:
         return ""
     try:
         path = resources.files("mirrorcraft").joinpath("data", "suites", f"{suite}.yaml")
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        doc = parse_yaml(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, ValueError):
         return ""
     name = doc.get("name") if isinstance(doc, dict) else None
     return name if isinstance(name, str) else ""

@@ -13,9 +13,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mirrorcraft.rules.ids import normalize_id
+from mirrorcraft.safeload import load_yaml_file
 
 MAX_STRING = 64
 
@@ -74,7 +73,7 @@ class ActionError:
 @lru_cache(maxsize=1)
 def skill_specs() -> dict[str, SkillSpec]:
     path = Path(str(resources.files("mirrorcraft") / "data" / "skills.yaml"))
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = load_yaml_file(path)
     specs: dict[str, SkillSpec] = {}
     for name, doc in raw["skills"].items():
         args = []

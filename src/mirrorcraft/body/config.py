@@ -6,8 +6,9 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
+
+from mirrorcraft.safeload import load_yaml_file
 
 
 class BodyConfig(BaseModel):
@@ -35,4 +36,4 @@ class BodyConfig(BaseModel):
 @lru_cache(maxsize=1)
 def default_body_config() -> BodyConfig:
     path = Path(str(resources.files("mirrorcraft") / "data" / "body.yaml"))
-    return BodyConfig.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    return BodyConfig.model_validate(load_yaml_file(path))

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from mirrorcraft import __version__
@@ -20,6 +19,7 @@ from mirrorcraft.runner.accumulate_run import AccumulationError, AccumulationRun
 from mirrorcraft.runner.accumulation import AccumulationSpec
 from mirrorcraft.runner.spec import ModelSpec
 from mirrorcraft.runner.store import StoreError
+from mirrorcraft.safeload import DataError, load_yaml_file
 from mirrorcraft.world.registry import world_problem
 
 
@@ -152,8 +152,8 @@ def _ticker() -> Any:
 
 def read_raw(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_yaml_file(path)
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise UserError(f"{path}: not valid YAML ({exc})") from None
+    except DataError as exc:
+        raise UserError(str(exc)) from None

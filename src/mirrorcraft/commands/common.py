@@ -6,6 +6,8 @@ import json
 import sys
 from typing import Any
 
+from mirrorcraft.safeload import DataError, parse_json
+
 
 class UserError(Exception):
     """A problem the user can fix (bad argument, unreadable file); printed without a traceback."""
@@ -16,7 +18,8 @@ def print_json(doc: Any) -> None:
 
 
 def parse_json_arg(text: str, what: str) -> Any:
+    """A JSON command-line argument, within the bounds of ``mirrorcraft.safeload``."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{what} is not valid JSON: {exc.msg} (column {exc.colno})") from None
+        return parse_json(text, what)
+    except DataError as exc:
+        raise UserError(str(exc)) from None

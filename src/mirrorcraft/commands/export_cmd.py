@@ -6,6 +6,7 @@ import argparse
 import csv
 import importlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,12 @@ def _rows(results: str) -> list[dict[str, Any]]:
     from mirrorcraft.analysis import RecordsError, load_results
 
     try:
-        return [r.to_json() for r in load_results(results).records]
+        loaded = load_results(results)
     except RecordsError as exc:
         raise UserError(str(exc)) from None
+    for status, n in loaded.excluded.items():
+        print(f"left out: {n} episode(s) with status {status!r}", file=sys.stderr)
+    return [r.to_json() for r in loaded.records]
 
 
 def _flat(doc: dict[str, Any]) -> dict[str, Any]:

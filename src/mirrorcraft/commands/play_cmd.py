@@ -8,17 +8,17 @@ keep the output stable.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any
 
 from mirrorcraft.commands.common import UserError, parse_json_arg, print_json
 from mirrorcraft.env import EnvSpec, MirrorCraftEnv
-from mirrorcraft.evaluator.tasks import UnknownTaskError
+from mirrorcraft.evaluator.tasks import MAX_BUDGET, UnknownTaskError, budget_arg
 from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.rules.ids import normalize_id
+from mirrorcraft.safeload import DataError, decode_text, parse_json
 from mirrorcraft.world.registry import UnknownWorldError
 
 
@@ -31,7 +31,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--task", required=True, help="iron_armor, diamond or enchantment")
     p.add_argument("--actions", required=True, help="JSON-lines file of actions, or - for stdin")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--budget", type=int, default=None, help="override the task's action budget")
+    p.add_argument(
+        "--budget",
+        type=budget_arg,
+        default=None,
+        help=f"override the task's action budget (1 to {MAX_BUDGET})",
+    )
     p.add_argument(
         "--inventory",
         default=None,
@@ -43,14 +48,18 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
-def _actions(stream: TextIO) -> Iterator[tuple[int, Any]]:
+def _actions(stream: IO[bytes] | IO[str], label: str) -> Iterator[tuple[int, Any]]:
+    """(line number, action) per non-blank line; DataError for bytes or JSON past the bounds."""
     for n, line in enumerate(stream, 1):
-        text = line.strip()
+        raw = decode_text(line, label, first_line=n) if isinstance(line, bytes) else str(line)
+        text = raw.strip()
         if not text or text.startswith("#"):
             continue
         try:
-            yield n, json.loads(text)
-        except json.JSONDecodeError:
+            yield n, parse_json(text, label, line=n)
+        except DataError as exc:
+            if not exc.syntax:
+                raise  # too deep, too long a number: refused, not played
             yield n, text  # still an attempted action: the body answers invalid_args
 
 
@@ -85,14 +94,15 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"--inventory: unknown item {unknown[0]!r}")
     obs, _info = env.reset(seed=args.seed)
     if args.actions == "-":
-        stream: TextIO = sys.stdin
+        stream: IO[bytes] | IO[str] = getattr(sys.stdin, "buffer", sys.stdin)
+        label = "stdin"
     else:
         path = Path(args.actions)
         if not path.is_file():
             raise UserError(f"no such actions file: {path}")
-        stream = path.open(encoding="utf-8")
+        stream, label = path.open("rb"), str(path)
     try:
-        for _line, action in _actions(stream):
+        for _line, action in _actions(stream, label):
             obs, _reward, terminated, truncated, info = env.step(action)
             result = info["result"]
             print_json(
@@ -111,7 +121,9 @@ def run(args: argparse.Namespace) -> int:
                 sys.stdout.write(obs.render_text() + "\n")
             if terminated or truncated:
                 break
+    except DataError as exc:
+        raise UserError(str(exc)) from None
     finally:
-        if stream is not sys.stdin:
+        if args.actions != "-":
             stream.close()
     return 0

@@ -15,6 +15,9 @@ from mirrorcraft.rules.loot_context import LootContext
 from mirrorcraft.rules.recipes import CookingRecipe, InertRecipe, ShapedRecipe, ShapelessRecipe
 from mirrorcraft.rules.ruleset import RuleSet
 
+MAX_ENCHANT_LEVEL = 255
+"""The highest level the game's /enchant and item data can express."""
+
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("rules", help="inspect a rule set: counts, crafting, smelting, loot")
@@ -40,7 +43,13 @@ def add_parser(sub: Any) -> None:
     m = rsub.add_parser("loot", help="roll a block's loot table")
     m.add_argument("block")
     m.add_argument("--tool", default=None, help="item id of the tool used (default: bare hand)")
-    m.add_argument("--enchant", action="append", default=[], metavar="NAME=LEVEL")
+    m.add_argument(
+        "--enchant",
+        action="append",
+        default=[],
+        metavar="NAME=LEVEL",
+        help=f"an enchantment on the tool, level 1 to {MAX_ENCHANT_LEVEL} (repeatable)",
+    )
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--rolls", type=int, default=1)
     p.set_defaults(handler=run)
@@ -120,8 +129,10 @@ def run(args: argparse.Namespace) -> int:
     enchants = []
     for spec in args.enchant:
         name, _, level = spec.partition("=")
-        if not level.isdigit():
-            raise UserError(f"--enchant takes NAME=LEVEL, got {spec!r}")
+        if not level.isdigit() or not 1 <= int(level) <= MAX_ENCHANT_LEVEL:
+            raise UserError(
+                f"--enchant takes NAME=LEVEL with LEVEL from 1 to {MAX_ENCHANT_LEVEL}, got {spec!r}"
+            )
         enchants.append((_item(name), int(level)))
     tool = ItemStack(_item(args.tool), 1, tuple(enchants)) if args.tool else None
     harvest = rs.can_harvest(block, tool.item if tool else None)

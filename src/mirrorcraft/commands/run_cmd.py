@@ -184,10 +184,17 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         raise UserError(str(exc)) from None
     with store:
-        store.set_meta("spec", spec.model_dump(mode="json"))
+        store.set_meta("spec", spec.public_dump())
         store.set_meta("spec_hash", spec.hash)
         store.set_meta("software_version", __version__)
         finished = store.finished_ids()
+        incomplete = store.incomplete_ids()
+        if incomplete:
+            print(
+                f"{len(incomplete)} stored episode(s) have step rows that disagree with their "
+                "actions_used (edited or damaged traces); they run again",
+                file=sys.stderr,
+            )
         if finished:
             _check_file_worlds(spec, store)
         jobs = plan_jobs(

@@ -23,8 +23,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from mirrorcraft.safeload import DataError, load_yaml_file
 
 MANIFEST_VERSION = 1
 
@@ -124,11 +125,9 @@ def parse_manifest(raw: object, source: str = "manifest") -> Manifest:
 
 def load_manifest_file(path: Path) -> Manifest:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = load_yaml_file(path)
     except OSError as exc:
         raise ManifestError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"{path}: not valid YAML/JSON ({exc})") from None
+    except DataError as exc:
+        raise ManifestError(str(exc)) from None
     return parse_manifest(raw, str(path))

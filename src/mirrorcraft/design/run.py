@@ -12,8 +12,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mirrorcraft.design.kinds import BiomeKind, MirrorKind
 from mirrorcraft.design.loop import (
     Designer,
@@ -23,6 +21,7 @@ from mirrorcraft.design.loop import (
     static_design,
 )
 from mirrorcraft.llm.base import LLMClient
+from mirrorcraft.safeload import DataError, load_yaml_file
 
 LOG_NAME = "design_log.jsonl"
 
@@ -73,11 +72,11 @@ def make_kind(
 
 def read_spec(path: Path) -> dict[str, Any]:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml_file(path)
     except OSError as exc:
         raise DesignInputError(f"{path}: cannot read ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise DesignInputError(f"{path}: not valid YAML/JSON ({exc})") from None
+    except DataError as exc:
+        raise DesignInputError(str(exc)) from None
     if not isinstance(raw, dict):
         raise DesignInputError(f"{path}: a spec must be a mapping")
     return raw

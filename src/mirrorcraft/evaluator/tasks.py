@@ -8,16 +8,18 @@ advancement the packaged ``tasks`` datapack defines for it.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from mirrorcraft.safeload import load_yaml_file
 
 PROGRESSION = "progression"
 TECHTREE = "techtree"
@@ -86,6 +88,31 @@ class Task:
         return dataclasses.replace(self, budget=budget)
 
 
+MAX_BUDGET = 100_000
+"""Largest action budget an experiment spec or ``play --budget`` accepts."""
+
+
+def budget_problem(value: object) -> str | None:
+    """Why ``value`` is not an action budget (a whole number from 1 to MAX_BUDGET), or None."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"a budget must be a whole number of actions, got {value!r}"
+    if not 1 <= value <= MAX_BUDGET:
+        return f"a budget must be between 1 and {MAX_BUDGET} actions, got {value}"
+    return None
+
+
+def budget_arg(text: str) -> int:
+    """argparse type for a budget: ``0`` and negatives are refused, never taken as a default."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    problem = budget_problem(value)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return value
+
+
 class UnknownTaskError(KeyError):
     def __str__(self) -> str:
         return str(self.args[0])
@@ -96,7 +123,7 @@ def _data_file(name: str) -> Path:
 
 
 def _progression() -> dict[str, Task]:
-    raw = yaml.safe_load(_data_file("tasks.yaml").read_text(encoding="utf-8"))
+    raw = load_yaml_file(_data_file("tasks.yaml"))
     out = {}
     for task_id, doc in raw["tasks"].items():
         spec = TaskSpec.model_validate(doc)
@@ -109,7 +136,7 @@ def _progression() -> dict[str, Task]:
 
 @lru_cache(maxsize=1)
 def techtree_file() -> TechTreeFile:
-    raw = yaml.safe_load(_data_file("techtree.yaml").read_text(encoding="utf-8"))
+    raw = load_yaml_file(_data_file("techtree.yaml"))
     return TechTreeFile.model_validate(raw)
 
 
@@ -190,3 +217,35 @@ def expand_task_selectors(items: Iterable[str]) -> tuple[str, ...]:
             ids = [get_task(item).id]
         out.update(dict.fromkeys(ids))
     return tuple(out)
+
+
+def expand_budgets(raw: Mapping[str, object], tasks: Sequence[str] | None = None) -> dict[str, int]:
+    """Check per-task budgets and expand selector keys; ValueError names the bad key.
+
+    Keys are task ids or selectors (``techtree``, ``progression``, ``group:<name>``);
+    a task id overrides a selector that also covers it. With ``tasks`` (an
+    experiment's expanded task list), every key must cover at least one of them
+    and only those are kept. Values are whole numbers from 1 to MAX_BUDGET.
+    """
+    by_selector: dict[str, int] = {}
+    by_id: dict[str, int] = {}
+    for key, value in raw.items():
+        if not isinstance(key, str):
+            raise ValueError(f"key {key!r} is not a task id or selector")
+        problem = budget_problem(value)
+        if problem:
+            raise ValueError(f"{key!r}: {problem}")
+        assert isinstance(value, int)
+        try:
+            ids = expand_task_selectors([key])
+        except UnknownTaskError as exc:
+            raise ValueError(str(exc)) from None
+        if tasks is not None:
+            ids = tuple(t for t in ids if t in tasks)
+            if not ids:
+                raise ValueError(
+                    f"{key!r} covers none of this experiment's tasks ({', '.join(tasks)})"
+                )
+        target = by_id if key in task_table() else by_selector
+        target.update(dict.fromkeys(ids, value))
+    return {**by_selector, **by_id}

@@ -57,6 +57,7 @@ from mirrorcraft.llm.transport import (
     kind_for_status,
     parse_retry_after,
 )
+from mirrorcraft.redact import redact_text
 
 if TYPE_CHECKING:
     import openai
@@ -118,10 +119,10 @@ _BEARER = re.compile(r"(?i)bearer\s+\S+")
 
 
 def scrub(text: str, secret: str | None, limit: int = 300) -> str:
-    """``text`` shortened, with the secret and any bearer token replaced."""
+    """``text`` shortened, with the secret, any bearer token and keys in URLs replaced."""
     if secret and secret != NO_KEY:
         text = text.replace(secret, "[redacted]")
-    text = _BEARER.sub("Bearer [redacted]", text)
+    text = redact_text(_BEARER.sub("Bearer [redacted]", text))
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

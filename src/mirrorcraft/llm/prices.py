@@ -16,10 +16,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mirrorcraft.llm.base import LLMConfigError
+from mirrorcraft.safeload import DataError, load_yaml_file
 
 PRICES_ENV = "MIRRORCRAFT_PRICES"
 """Environment variable naming a price file that replaces the packaged one."""
@@ -67,11 +67,11 @@ class PriceTable:
     @classmethod
     def from_file(cls, path: Path) -> PriceTable:
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            raw = load_yaml_file(path)
         except OSError as exc:
             raise LLMConfigError(f"cannot read price file {path}: {exc.strerror}") from None
-        except yaml.YAMLError as exc:
-            raise LLMConfigError(f"price file {path} is not valid YAML: {exc}") from None
+        except DataError as exc:
+            raise LLMConfigError(f"price file {exc}") from None
         try:
             parsed = PriceFile.model_validate(raw)
         except ValidationError as exc:

@@ -19,6 +19,7 @@ from typing import Any
 
 from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.rules.ids import normalize_id
+from mirrorcraft.safeload import DataError, load_json_file
 
 TIER_LEVELS = {"wood": 0, "gold": 0, "stone": 1, "iron": 2, "diamond": 3, "netherite": 4}
 
@@ -68,11 +69,11 @@ class GameData:
 def _read(folder: Path, name: str) -> Any:
     path = folder / name
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return load_json_file(path)
     except FileNotFoundError:
         raise RulesError(f"game data file {path} is missing; reinstall mirrorcraft") from None
-    except json.JSONDecodeError as exc:
-        raise RulesError(f"game data file {path} is not valid JSON: {exc}") from None
+    except DataError as exc:
+        raise RulesError(f"game data file {exc}") from None
 
 
 def load_game_data(folder: Path | None = None) -> GameData:

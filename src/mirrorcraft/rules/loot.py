@@ -16,15 +16,30 @@ from dataclasses import dataclass
 from typing import Any
 
 from mirrorcraft.rules.errors import DatapackError
-from mirrorcraft.rules.ids import normalize_id
+from mirrorcraft.rules.ids import full_id, normalize_id
 from mirrorcraft.rules.items import ItemStack
 from mirrorcraft.rules.loot_conditions import Condition, ConditionCompiler
 from mirrorcraft.rules.loot_context import LootRuntime
-from mirrorcraft.rules.loot_numbers import IntRange, NumberProvider, parse_number
+from mirrorcraft.rules.loot_numbers import (
+    MAX_LOOT_NUMBER,
+    MAX_LOOT_ROLLS,
+    IntRange,
+    NumberProvider,
+    bounded_number,
+    parse_number,
+)
 
 Function = Callable[[ItemStack, LootRuntime], ItemStack]
 Emit = Callable[[ItemStack], None]
 MAX_REFERENCE_DEPTH = 16
+MAX_LOOT_WORK = 100_000
+"""Most entry expansions plus stacks one roll of a table may cost, following loot_table
+references to MAX_REFERENCE_DEPTH (checked at load time by ``loot_work``)."""
+
+Leaf = tuple[int, str | None]
+"""What one choice of a pool can make: (stacks, None), or (0, referenced table)."""
+PoolShape = tuple[int, tuple[Leaf, ...]]
+"""(most rolls, the leaves a roll chooses among) of one pool."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +89,7 @@ class LootTable:
         outputs: frozenset[str],
         references: frozenset[str],
         smelts: bool = False,
+        shape: tuple[PoolShape, ...] = (),
     ):
         self.location = location
         self.kind = kind
@@ -84,6 +100,8 @@ class LootTable:
         self.references = references
         self.smelts = smelts
         """True when a furnace_smelt function may turn outputs into their smelting results."""
+        self.shape = shape
+        """Per pool: the most rolls and the leaves a roll picks from (for ``loot_work``)."""
 
     def emit_raw(self, emit: Emit, rt: LootRuntime) -> None:
         out = _decorate(emit, self._function, rt)
@@ -111,9 +129,12 @@ class LootCompiler:
         self._outputs: set[str] = set()
         self._refs: set[str] = set()
         self._smelts = False
+        self._leaves: list[Leaf] = []
+        self._shape: list[PoolShape] = []
 
     def compile(self, location: str, doc: Mapping[str, Any]) -> LootTable:
         self._outputs, self._refs, self._smelts = set(), set(), False
+        self._shape = []
         kind = normalize_id(doc.get("type", "minecraft:generic"))
         pools_raw = doc.get("pools", [])
         if not isinstance(pools_raw, list):
@@ -128,6 +149,7 @@ class LootCompiler:
             frozenset(self._outputs),
             frozenset(self._refs),
             self._smelts,
+            tuple(self._shape),
         )
 
     # -- pools and entries -------------------------------------------------
@@ -136,11 +158,20 @@ class LootCompiler:
             raise DatapackError("a pool must be an object", field=field)
         rolls = parse_number(raw.get("rolls", 1), f"{field}.rolls")
         bonus = parse_number(raw.get("bonus_rolls", 0.0), f"{field}.bonus_rolls")
+        most = max(rolls.bounds[1], 0) + max(abs(bonus.bounds[0]), abs(bonus.bounds[1]))
+        if most > MAX_LOOT_ROLLS:
+            raise DatapackError(
+                f"a pool may roll up to {most} times, more than the limit of {MAX_LOOT_ROLLS} "
+                "(see docs/limits.md)",
+                field=f"{field}.rolls",
+            )
         cond = self.conditions.all_of(raw.get("conditions"), f"{field}.conditions")
         entries_raw = raw.get("entries")
         if not isinstance(entries_raw, list):
             raise DatapackError("must be a list", field=f"{field}.entries")
+        self._leaves = []
         entries = [self._entry(e, f"{field}.entries[{i}]") for i, e in enumerate(entries_raw)]
+        self._shape.append((most, tuple(self._leaves)))
         function = self._functions(raw.get("functions"), f"{field}.functions")
 
         def roll_pool(emit: Emit, rt: LootRuntime) -> None:
@@ -187,6 +218,7 @@ class LootCompiler:
         if kind == "item":
             item = self._known_item(raw.get("name"), f"{field}.name")
             self._outputs.add(item)
+            self._leaves.append((1, None))
 
             def make_item(emit: Emit, rt: LootRuntime) -> None:
                 stack = ItemStack(item, 1)
@@ -194,6 +226,7 @@ class LootCompiler:
 
             return _leaf(Choice(weight, quality, make_item), cond)
         if kind == "empty":
+            self._leaves.append((0, None))
             return _leaf(Choice(weight, quality, lambda emit, rt: None), cond)
         if kind == "tag":
             tag = normalize_id(raw.get("name", ""))
@@ -213,6 +246,7 @@ class LootCompiler:
 
                 return make
 
+            self._leaves.append((1 if expand else len(members), None))
             if not expand:
                 return _leaf(Choice(weight, quality, maker(members)), cond)
             expanded = [Choice(weight, quality, maker([m])) for m in members]
@@ -226,8 +260,12 @@ class LootCompiler:
 
             return expand_tag
         if kind == "loot_table":
-            target = normalize_id(raw.get("name", ""))
+            try:  # tables are keyed by their full location (minecraft:blocks/dirt)
+                target = full_id(normalize_id(raw.get("name", "")))
+            except ValueError as exc:
+                raise DatapackError(str(exc), field=f"{field}.name") from None
             self._refs.add(target)
+            self._leaves.append((0, target))
 
             def make_ref(emit: Emit, rt: LootRuntime) -> None:
                 table = rt.tables.get(target)
@@ -322,7 +360,7 @@ def _set_count(raw: dict[str, Any], field: str) -> Function:
 
     def apply(stack: ItemStack, rt: LootRuntime) -> ItemStack:
         n = count.as_int(rt.rng)
-        return stack.with_count(stack.count + n if add else n)
+        return _capped(stack, stack.count + n if add else n)
 
     return apply
 
@@ -331,6 +369,8 @@ def _apply_bonus(raw: dict[str, Any], field: str) -> Function:
     ench = normalize_id(raw.get("enchantment", ""))
     formula = normalize_id(raw.get("formula", ""))
     params = raw.get("parameters", {})
+    if not isinstance(params, dict):
+        raise DatapackError("must be an object", field=f"{field}.parameters")
     if formula == "ore_drops":
 
         def ore_drops(stack: ItemStack, rt: LootRuntime) -> ItemStack:
@@ -338,31 +378,34 @@ def _apply_bonus(raw: dict[str, Any], field: str) -> Function:
             if level <= 0:
                 return stack
             bonus = max(rt.rng.randrange(level + 2) - 1, 0)
-            return stack.with_count(stack.count * (bonus + 1))
+            return _capped(stack, stack.count * (bonus + 1))
 
         return ore_drops
     if formula == "uniform_bonus_count":
-        mult = int(params.get("bonusMultiplier", 1))
+        mult = int(bounded_number(params.get("bonusMultiplier", 1), f"{field}.parameters"))
 
         def uniform_bonus(stack: ItemStack, rt: LootRuntime) -> ItemStack:
             level = rt.ctx.enchantment_level(ench)
-            return stack.with_count(stack.count + rt.rng.randrange(mult * level + 1))
+            return _capped(stack, stack.count + rt.rng.randrange(max(mult * level, 0) + 1))
 
         return uniform_bonus
     if formula == "binomial_with_bonus_count":
-        extra = int(params.get("extra", 0))
-        prob = float(params.get("probability", 0.0))
+        extra = int(bounded_number(params.get("extra", 0), f"{field}.parameters.extra"))
+        prob = bounded_number(params.get("probability", 0.0), f"{field}.parameters.probability")
 
         def binomial_bonus(stack: ItemStack, rt: LootRuntime) -> ItemStack:
-            n = rt.ctx.enchantment_level(ench) + extra
-            return stack.with_count(
-                stack.count + sum(1 for _ in range(n) if rt.rng.random() < prob)
-            )
+            n = min(rt.ctx.enchantment_level(ench) + extra, MAX_LOOT_NUMBER)
+            return _capped(stack, stack.count + sum(1 for _ in range(n) if rt.rng.random() < prob))
 
         return binomial_bonus
     raise DatapackError(
         f"apply_bonus formula {formula!r} is not interpreted", field=f"{field}.formula"
     )
+
+
+def _capped(stack: ItemStack, count: int) -> ItemStack:
+    """A stack of ``count`` items, never more than MAX_LOOT_NUMBER (functions may multiply)."""
+    return stack.with_count(min(count, MAX_LOOT_NUMBER))
 
 
 def _explosion_decay(raw: dict[str, Any], field: str) -> Function:
@@ -383,14 +426,14 @@ def _limit_count(raw: dict[str, Any], field: str) -> Function:
 
 def _looting_enchant(raw: dict[str, Any], field: str) -> Function:
     count = parse_number(raw.get("count"), f"{field}.count")
-    limit = int(raw.get("limit", 0))
+    limit = int(bounded_number(raw.get("limit", 0), f"{field}.limit"))
 
     def apply(stack: ItemStack, rt: LootRuntime) -> ItemStack:
         level = rt.ctx.looting
         if level <= 0:
             return stack
         n = stack.count + round(level * count.as_float(rt.rng))
-        return stack.with_count(min(n, limit) if limit > 0 else n)
+        return _capped(stack, min(n, limit) if limit > 0 else n)
 
     return apply
 
@@ -422,3 +465,34 @@ _FUNCTIONS: dict[str, Callable[[dict[str, Any], str], Function]] = {
     "copy_nbt": _no_data,
     "copy_state": _no_data,
 }
+
+
+def loot_work(tables: Mapping[str, LootTable]) -> dict[str, int]:
+    """The most work (entry expansions plus stacks made) one roll of each table can cost.
+
+    Follows ``loot_table`` entries as the interpreter does, to MAX_REFERENCE_DEPTH
+    levels, so a table that references itself many times per roll is priced by
+    what it could really do. Memoised per (table, depth): linear in the tables.
+    """
+    memo: dict[tuple[str, int], int] = {}
+
+    def cost(location: str, depth: int) -> int:
+        key = (location, depth)
+        if key not in memo:
+            memo[key] = 0  # a table being priced refers back to itself: bounded by depth
+            table = tables.get(location)
+            total = 0
+            for rolls, leaves in table.shape if table is not None else ():
+                best = 0
+                for stacks, ref in leaves:
+                    made = stacks
+                    if ref is not None and depth < MAX_REFERENCE_DEPTH:
+                        made = cost(ref, depth + 1)
+                    best = max(best, made)
+                total += rolls * (len(leaves) + best)
+                if total > MAX_LOOT_WORK:
+                    break
+            memo[key] = min(total, MAX_LOOT_WORK + 1)
+        return memo[key]
+
+    return {location: cost(location, 0) for location in sorted(tables)}

@@ -10,6 +10,13 @@ from mirrorcraft.rules.errors import DatapackError
 from mirrorcraft.rules.ids import normalize_id
 from mirrorcraft.rules.loot_context import RandomSource
 
+MAX_LOOT_NUMBER = 4096
+"""Largest magnitude of any number in a loot table (counts, uniform bounds, binomial trials,
+limits, bonus parameters); vanilla 1.19 never passes 9. A stack a loot table makes is also
+capped at this many items, however its functions combine."""
+MAX_LOOT_ROLLS = 256
+"""Most rolls (rolls plus bonus_rolls) one pool may make; vanilla rolls at most 1."""
+
 FloatFn = Callable[[RandomSource], float]
 IntFn = Callable[[RandomSource], int]
 
@@ -31,6 +38,7 @@ def parse_number(raw: Any, field: str) -> NumberProvider:
     if isinstance(raw, bool):
         raise DatapackError("must be a number or a number provider", field=field)
     if isinstance(raw, int | float):
+        check_magnitude(raw, field)
         value = float(raw)
         return NumberProvider(
             lambda _r: value, lambda _r: math.floor(value), f"{value:g}", (math.floor(value),) * 2
@@ -73,6 +81,26 @@ def parse_number(raw: Any, field: str) -> NumberProvider:
             (0, max(0, trials.bounds[1])),
         )
     raise DatapackError(f"number provider type {kind!r} is not interpreted", field=f"{field}.type")
+
+
+def check_magnitude(raw: int | float, field: str, limit: int = MAX_LOOT_NUMBER) -> None:
+    """Refuse a number that is not finite or whose magnitude passes ``limit``."""
+    if isinstance(raw, float) and not math.isfinite(raw):
+        raise DatapackError("must be a finite number", field=field)
+    if abs(raw) > limit:
+        shown = str(raw) if abs(raw) < 10**30 else f"a number of {len(str(int(raw)))} digits"
+        raise DatapackError(
+            f"{shown} is beyond the limit of {limit} (see docs/limits.md)",
+            field=field,
+        )
+
+
+def bounded_number(raw: Any, field: str, limit: int = MAX_LOOT_NUMBER) -> float:
+    """A plain number (not a provider) within ``limit``; DatapackError otherwise."""
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise DatapackError("must be a number", field=field)
+    check_magnitude(raw, field, limit)
+    return float(raw)
 
 
 class IntRange:

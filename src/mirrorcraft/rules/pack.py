@@ -16,13 +16,24 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from mirrorcraft.rules.errors import DatapackError
+from mirrorcraft.safeload import DataError, parse_json_bytes
 
 SUPPORTED_PACK_FORMATS = frozenset({10})
 """Java 1.19.0-1.19.2 use pack_format 10 (1.19.4 uses 12)."""
 
 CATEGORIES = ("recipes", "loot_tables", "tags/items", "tags/blocks", "advancements")
-MAX_FILE_BYTES = 4 * 1024 * 1024
+MIB = 1024 * 1024
+MAX_FILE_BYTES = 4 * MIB
+"""Largest single file of a pack."""
 MAX_FILES = 20_000
+"""Most files a pack may hold (the packaged vanilla pack has about 1,900)."""
+MAX_PACK_BYTES = 32 * MIB
+"""Most bytes all files of a pack may hold together, uncompressed (vanilla: about 1.1 MiB).
+Checked from the zip directory before anything is decompressed."""
+MAX_COMPRESSION_RATIO = 200
+"""A zip member over RATIO_FLOOR_BYTES that expands more than this many times is refused
+(JSON compresses 3 to 10 times; zip bombs thousands of times)."""
+RATIO_FLOOR_BYTES = 64 * 1024
 
 JsonObject = dict[str, Any]
 
@@ -55,32 +66,60 @@ def _classify(rel: PurePosixPath) -> tuple[str, str] | None:
     return None
 
 
+def _check_total(total: int, count: int) -> None:
+    if count > MAX_FILES:
+        raise DatapackError(f"pack holds {count} files, more than the limit of {MAX_FILES}")
+    if total > MAX_PACK_BYTES:
+        raise DatapackError(
+            f"pack holds {total} bytes of files, more than the {MAX_PACK_BYTES // MIB} MiB limit"
+        )
+
+
+def _iter_folder(source: Path) -> Iterator[tuple[PurePosixPath, bytes]]:
+    paths = [p for p in sorted(source.rglob("*")) if p.is_file()]
+    sizes = [p.stat().st_size for p in paths]
+    _check_total(sum(sizes), len(paths))
+    for path, size in zip(paths, sizes, strict=True):
+        rel = PurePosixPath(path.relative_to(source).as_posix())
+        if size > MAX_FILE_BYTES:
+            raise DatapackError("file is larger than the 4 MiB limit", file=str(rel))
+        yield rel, path.read_bytes()
+
+
+def _check_members(infos: list[zipfile.ZipInfo]) -> None:
+    """Refuse an archive by its directory alone, before any member is decompressed."""
+    _check_total(sum(i.file_size for i in infos), len(infos))
+    for info in infos:
+        rel = PurePosixPath(info.filename)
+        if rel.is_absolute() or ".." in rel.parts:
+            raise DatapackError("archive member escapes the pack root", file=info.filename)
+        if info.file_size > MAX_FILE_BYTES:
+            raise DatapackError("file is larger than the 4 MiB limit", file=info.filename)
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size > RATIO_FLOOR_BYTES and ratio > MAX_COMPRESSION_RATIO:
+            raise DatapackError(
+                f"member expands {ratio:.0f}-fold, more than the {MAX_COMPRESSION_RATIO}-fold "
+                "limit (a zip bomb?)",
+                file=info.filename,
+            )
+
+
 def _iter_files(source: Path) -> Iterator[tuple[PurePosixPath, bytes]]:
     if source.is_dir():
-        for path in sorted(source.rglob("*")):
-            if path.is_file():
-                rel = PurePosixPath(path.relative_to(source).as_posix())
-                if path.stat().st_size > MAX_FILE_BYTES:
-                    raise DatapackError("file is larger than the 4 MiB limit", file=str(rel))
-                yield rel, path.read_bytes()
+        yield from _iter_folder(source)
         return
     try:
         archive = zipfile.ZipFile(source)
     except (zipfile.BadZipFile, OSError) as exc:
         raise DatapackError(f"not a readable zip archive ({exc})") from None
     with archive:
-        infos = [i for i in archive.infolist() if not i.is_dir()]
-        if len(infos) > MAX_FILES:
-            raise DatapackError(f"archive holds {len(infos)} files, more than {MAX_FILES}")
-        for info in sorted(infos, key=lambda i: i.filename):
-            rel = PurePosixPath(info.filename)
-            if rel.is_absolute() or ".." in rel.parts:
-                raise DatapackError("archive member escapes the pack root", file=info.filename)
-            if info.file_size > MAX_FILE_BYTES:
-                raise DatapackError("file is larger than the 4 MiB limit", file=info.filename)
+        infos = sorted((i for i in archive.infolist() if not i.is_dir()), key=lambda i: i.filename)
+        _check_members(infos)
+        for info in infos:
             try:
-                yield rel, archive.read(info)
-            except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
+                # zipfile stops at the declared size, so a member cannot expand past it.
+                yield PurePosixPath(info.filename), archive.read(info)
+            except (zipfile.BadZipFile, OSError, RuntimeError, EOFError) as exc:
                 raise DatapackError(
                     f"cannot read archive member ({exc})", file=info.filename
                 ) from None
@@ -88,13 +127,10 @@ def _iter_files(source: Path) -> Iterator[tuple[PurePosixPath, bytes]]:
 
 def _parse_json(raw: bytes, rel: str) -> Any:
     try:
-        return json.loads(raw.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise DatapackError("file is not UTF-8 text", file=rel) from None
-    except json.JSONDecodeError as exc:
-        raise DatapackError(
-            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=rel
-        ) from None
+        return parse_json_bytes(raw, rel)
+    except DataError as exc:
+        at = f"line {exc.line}: " if exc.line else ""
+        raise DatapackError(f"{at}{exc.problem}", file=rel) from None
 
 
 def _read_meta(meta: Any) -> tuple[int, str]:

@@ -25,7 +25,7 @@ from mirrorcraft.rules.errors import DatapackError
 from mirrorcraft.rules.game import GameData, load_game_data
 from mirrorcraft.rules.ids import normalize_id
 from mirrorcraft.rules.items import ItemStack
-from mirrorcraft.rules.loot import LootCompiler, LootTable
+from mirrorcraft.rules.loot import MAX_LOOT_WORK, LootCompiler, LootTable, loot_work
 from mirrorcraft.rules.loot_context import LootContext, LootRuntime, RandomSource
 from mirrorcraft.rules.pack import PackData, load_pack, resource_path
 from mirrorcraft.rules.recipes import (
@@ -230,6 +230,14 @@ def build_ruleset(packs: Sequence[PackData], game: GameData, name: str) -> RuleS
     loot_tables: dict[str, LootTable] = parse_all(
         "loot_tables", LootCompiler(item_tags, items).compile
     )
+    for location, work in loot_work(loot_tables).items():
+        if work > MAX_LOOT_WORK:
+            raise DatapackError(
+                f"one roll can cost more than {MAX_LOOT_WORK} entry expansions and stacks, "
+                "following its loot_table references (see docs/limits.md)",
+                pack=sources[("loot_tables", location)],
+                file=resource_path("loot_tables", location),
+            )
     adv_list = parse_all("advancements", AdvancementParser(item_tags, items).parse)
     advancements = {adv.id: adv for adv in adv_list.values()}
 

@@ -102,7 +102,7 @@ class AccumulationRunner:
     def run(self) -> Outcome:
         self.stores.mkdir(parents=True, exist_ok=True)
         for db in (self.train_db, self.eval_db):
-            db.set_meta("spec", self.spec.model_dump(mode="json"))
+            db.set_meta("spec", self.spec.public_dump())
             db.set_meta("spec_hash", self.spec.hash)
         asyncio.run(self._main())
         return self.outcome

@@ -26,7 +26,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mirrorcraft.evaluator.tasks import UnknownTaskError, expand_task_selectors, get_task
+from mirrorcraft.evaluator.tasks import (
+    MAX_BUDGET,
+    UnknownTaskError,
+    expand_budgets,
+    expand_task_selectors,
+    get_task,
+)
 from mirrorcraft.runner.spec import EpisodeCondition, ModelSpec, episode_seed
 
 AGENT = "mineevolve"
@@ -124,8 +130,14 @@ class AccumulationSpec(_Strict):
     checkpoints: tuple[int, ...] = Field(min_length=1)
     eval: EvalSpec
     budgets: dict[str, int] = {}
-    budget: int | None = Field(None, ge=1, le=100_000)
+    budget: int | None = Field(None, ge=1, le=MAX_BUDGET, strict=True)
     seed: int = 0
+
+    @field_validator("budgets", mode="before")
+    @classmethod
+    def _budgets_valid(cls, raw: Any) -> Any:
+        """Positive whole budgets keyed by task ids or selectors (selectors expanded)."""
+        return expand_budgets(raw) if isinstance(raw, dict) else raw
 
     @field_validator("variants", mode="before")
     @classmethod
@@ -185,9 +197,18 @@ class AccumulationSpec(_Strict):
             return self.budgets[task]
         return self.budget if self.budget is not None else get_task(task).budget
 
+    def redacted(self) -> AccumulationSpec:
+        """The spec as stored and hashed: keys in model URLs masked (the client keeps them)."""
+        models = tuple(m.redacted() for m in self.models)
+        return self if models == self.models else self.model_copy(update={"models": models})
+
+    def public_dump(self) -> dict[str, Any]:
+        """What the results databases record of the spec (never a credential)."""
+        return self.redacted().model_dump(mode="json")
+
     @property
     def hash(self) -> str:
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        return hashlib.sha256(self.redacted().model_dump_json().encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

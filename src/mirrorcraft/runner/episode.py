@@ -19,6 +19,7 @@ from mirrorcraft.body.actions import Action, parse_action
 from mirrorcraft.body.body import action_signature
 from mirrorcraft.evaluator.tasks import Task
 from mirrorcraft.faults import InfrastructureFault
+from mirrorcraft.redact import redact_text
 from mirrorcraft.rules.ruleset import RuleSet
 from mirrorcraft.runner.records import EncounterRecord, EpisodeRecord, StepRecord
 from mirrorcraft.world.registry import LoadedWorld
@@ -93,7 +94,8 @@ async def run_episode(
         except InfrastructureFault:
             raise
         except Exception as exc:  # the agent's own failure is an outcome, not a fault
-            termination, agent_error = "agent_error", f"{type(exc).__name__}: {exc}"[:500]
+            termination = "agent_error"
+            agent_error = redact_text(f"{type(exc).__name__}: {exc}")[:500]
             break
         if decision is None:
             termination = "no_action"

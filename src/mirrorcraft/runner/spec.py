@@ -15,10 +15,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
-from mirrorcraft.evaluator.tasks import UnknownTaskError, expand_task_selectors, get_task
+from mirrorcraft.evaluator.tasks import (
+    MAX_BUDGET,
+    UnknownTaskError,
+    expand_budgets,
+    expand_task_selectors,
+    get_task,
+)
+from mirrorcraft.redact import redact_url
+from mirrorcraft.safeload import DataError, load_yaml_file
 
 
 class SpecError(Exception):
@@ -36,6 +50,12 @@ class ModelSpec(BaseModel):
         default_factory=dict,
         description="client settings, e.g. timeout_s, max_retries, concurrency, reasoning_effort, extra_body",
     )
+
+    def redacted(self) -> ModelSpec:
+        """This model with any key in its base URL (user-info, ?api_key=) masked."""
+        if self.base_url is None or redact_url(self.base_url) == self.base_url:
+            return self
+        return self.model_copy(update={"base_url": redact_url(self.base_url)})
 
 
 class ExperimentSpec(BaseModel):
@@ -61,7 +81,9 @@ class ExperimentSpec(BaseModel):
     repetitions: int = Field(1, ge=1, le=1000)
     budgets: dict[str, int] = {}
     """Per-task budget overrides, e.g. {"diamond": 200} for a horizon study."""
-    budget: int | None = Field(None, ge=1, le=100_000, description="one budget for every task")
+    budget: int | None = Field(
+        None, ge=1, le=MAX_BUDGET, strict=True, description="one budget for every task"
+    )
     seed: int = 0
     checkpoints: tuple[int, ...] = ()
     """Action counts at which horizon analyses read cumulative success."""
@@ -75,6 +97,14 @@ class ExperimentSpec(BaseModel):
         except UnknownTaskError as exc:
             raise ValueError(str(exc)) from None
 
+    @field_validator("budgets", mode="before")
+    @classmethod
+    def _budgets_valid(cls, raw: Any, info: ValidationInfo) -> Any:
+        """Positive whole budgets for task ids or selectors of this experiment's tasks."""
+        if not isinstance(raw, dict):
+            return raw  # the type check words the error
+        return expand_budgets(raw, info.data.get("tasks"))
+
     def budget_for(self, task: str) -> int:
         if task in self.budgets:
             return self.budgets[task]
@@ -82,9 +112,18 @@ class ExperimentSpec(BaseModel):
             return self.budget
         return get_task(task).budget
 
+    def redacted(self) -> ExperimentSpec:
+        """The spec as stored and hashed: keys in model URLs masked (the client keeps them)."""
+        models = tuple(m.redacted() for m in self.models)
+        return self if models == self.models else self.model_copy(update={"models": models})
+
+    def public_dump(self) -> dict[str, Any]:
+        """What the results database records of the spec (never a credential)."""
+        return self.redacted().model_dump(mode="json")
+
     @property
     def hash(self) -> str:
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        return hashlib.sha256(self.redacted().model_dump_json().encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -158,11 +197,11 @@ def expand(spec: ExperimentSpec) -> list[EpisodeCondition]:
 
 def load_spec(path: Path) -> ExperimentSpec:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml_file(path)
     except OSError as exc:
         raise SpecError(f"{path}: cannot read ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise SpecError(f"{path}: not valid YAML ({exc})") from None
+    except DataError as exc:
+        raise SpecError(str(exc)) from None
     return parse_spec(raw, str(path))
 
 
@@ -174,4 +213,5 @@ def parse_spec(raw: object, source: str) -> ExperimentSpec:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise SpecError(f"{source}: field {where!r}: {first['msg']}") from None
+        message = first["msg"].removeprefix("Value error, ")
+        raise SpecError(f"{source}: field {where!r}: {message}") from None

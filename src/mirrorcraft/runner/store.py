@@ -1,19 +1,25 @@
 """The results database: SQLite in WAL mode, one row per episode, steps alongside.
 
-An episode and its steps are written in one transaction, so a killed run never
-leaves half an episode. Rows are keyed by episode id; rerunning an episode
-replaces its row (used for infrastructure faults, which are rerun).
+An episode and its steps are written in one transaction, so a killed run, a full
+disk or a read-only file never leaves half an episode. Rows are keyed by episode
+id; rerunning an episode replaces its row (used for infrastructure faults, which
+are rerun). An existing database is integrity-checked (``PRAGMA quick_check``)
+before a run resumes into it, and an episode whose stored steps disagree with
+its ``actions_used`` does not count as finished (it is run again).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from mirrorcraft.redact import redact_text
 from mirrorcraft.runner.records import EpisodeRecord, StepRecord
+from mirrorcraft.safeload import parse_json
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -32,21 +38,106 @@ INFRA_FAULT = "infra_fault"
 
 
 class StoreError(Exception):
-    pass
+    """The results database cannot be used or written; the message is one line for people."""
+
+
+def describe_sqlite_error(path: Path, exc: sqlite3.Error) -> str:
+    """One line saying what went wrong with the database at ``path`` and what to do."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    text = str(exc)
+    if name == "SQLITE_FULL" or "disk is full" in text:
+        return (
+            f"{path}: cannot write results: the disk is full ({text}); nothing of the "
+            "episode in hand was stored; free space and rerun the same command"
+        )
+    if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+        return (
+            f"{path}: cannot write results: the file or its folder is read-only ({text}); "
+            "use --out on writable storage (analyze, report and export read it as it is)"
+        )
+    if (
+        name in ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+        or "malformed" in text
+        or "not a database" in text
+    ):
+        return (
+            f"{path}: not a usable results database ({text}); restore it from a copy or "
+            "use another --out"
+        )
+    return f"{path}: not a usable results database ({text})"
+
+
+def integrity_problem(db: sqlite3.Connection) -> str | None:
+    """None when ``PRAGMA quick_check`` passes, else its first complaint."""
+    rows = db.execute("PRAGMA quick_check").fetchall()
+    if rows == [("ok",)]:
+        return None
+    lines = [
+        text.strip()
+        for (row,) in rows
+        for text in str(row).splitlines()
+        if text.strip() and not text.startswith("***")
+    ]
+    if not lines:
+        return "the integrity check failed"
+    more = f" and {len(lines) - 1} more problem(s)" if len(lines) > 1 else ""
+    return lines[0] + more
+
+
+def step_counts(db: sqlite3.Connection) -> dict[str, int]:
+    """Stored step rows per episode."""
+    return {
+        str(eid): int(n)
+        for eid, n in db.execute("SELECT episode_id, COUNT(*) FROM steps GROUP BY episode_id")
+    }
+
+
+def trace_mismatches(db: sqlite3.Connection) -> dict[str, tuple[int, object]]:
+    """Finished episodes whose stored step rows disagree with their ``actions_used``.
+
+    Maps episode id -> (stored steps, actions_used; None when the record is unreadable).
+    """
+    counts = step_counts(db)
+    out: dict[str, tuple[int, object]] = {}
+    for eid, text in db.execute("SELECT episode_id, record FROM episodes WHERE status = ?", (OK,)):
+        try:
+            doc = json.loads(text)
+            used = doc.get("actions_used") if isinstance(doc, dict) else None
+        except (ValueError, RecursionError):
+            used = None
+        stored = counts.get(eid, 0)
+        if type(used) is not int or used != stored:
+            out[str(eid)] = (stored, used)
+    return out
 
 
 class ResultStore:
     def __init__(self, path: Path):
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
+        existed = path.is_file() and path.stat().st_size > 0
         try:
             self.db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(describe_sqlite_error(path, exc)) from None
+        try:
+            if existed:
+                problem = integrity_problem(self.db)
+                if problem:
+                    raise StoreError(
+                        f"{path}: the results database is damaged (integrity check: "
+                        f"{problem}); restore it from a copy, or use another --out"
+                    )
+            self.db.execute("PRAGMA busy_timeout=30000")
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA busy_timeout=30000")
             self.db.executescript(SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{path}: not a usable results database ({exc})") from None
+        except sqlite3.Error as exc:
+            self.db.close()
+            raise StoreError(describe_sqlite_error(path, exc)) from None
+        except StoreError:
+            self.db.close()
+            raise
 
     def close(self) -> None:
         self.db.close()
@@ -59,9 +150,11 @@ class ResultStore:
 
     # -- writing --------------------------------------------------------------------
     def set_meta(self, key: str, value: Any) -> None:
-        self.db.execute(
-            "INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value, sort_keys=True))
-        )
+        with self._transaction():
+            self.db.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                (key, json.dumps(value, sort_keys=True)),
+            )
 
     def write_episode(self, record: EpisodeRecord, steps: Sequence[StepRecord]) -> None:
         """Write an evaluated episode and its trace atomically (replacing an earlier attempt)."""
@@ -86,7 +179,7 @@ class ResultStore:
             ).fetchone()
             self.db.execute(
                 "INSERT INTO faults VALUES (?, ?, ?, ?)",
-                (episode_id, attempt + 1, kind, message[:2000]),
+                (episode_id, attempt + 1, kind, redact_text(message)[:2000]),
             )
             exists = self.db.execute(
                 "SELECT status FROM episodes WHERE episode_id = ?", (episode_id,)
@@ -102,14 +195,20 @@ class ResultStore:
                 )
 
     def _transaction(self) -> _Tx:
-        return _Tx(self.db)
+        return _Tx(self.db, self.path)
 
     # -- reading ----------------------------------------------------------------------
     def finished_ids(self) -> set[str]:
-        return {
+        """Episodes stored as evaluated, with their whole trace (see ``incomplete_ids``)."""
+        stored = {
             row[0]
             for row in self.db.execute("SELECT episode_id FROM episodes WHERE status = ?", (OK,))
         }
+        return stored - self.incomplete_ids()
+
+    def incomplete_ids(self) -> set[str]:
+        """Evaluated episodes whose step rows disagree with their record: run them again."""
+        return set(trace_mismatches(self.db))
 
     def fault_count(self, episode_id: str) -> int:
         (n,) = self.db.execute(
@@ -118,10 +217,13 @@ class ResultStore:
         return int(n)
 
     def records(self) -> Iterator[EpisodeRecord]:
-        for (text,) in self.db.execute(
-            "SELECT record FROM episodes WHERE status = ? ORDER BY episode_id", (OK,)
+        for eid, text in self.db.execute(
+            "SELECT episode_id, record FROM episodes WHERE status = ? ORDER BY episode_id", (OK,)
         ):
-            yield EpisodeRecord.from_json(json.loads(text))
+            try:
+                yield EpisodeRecord.from_json(parse_json(text, f"{self.path}: episode {eid}"))
+            except (ValueError, TypeError, KeyError) as exc:
+                raise StoreError(f"{self.path}: episode {eid}: unreadable record ({exc})") from None
 
     def steps(self, episode_id: str) -> list[dict[str, Any]]:
         rows = self.db.execute(
@@ -139,11 +241,33 @@ class ResultStore:
 
 
 class _Tx:
-    def __init__(self, db: sqlite3.Connection):
+    """One transaction; any SQLite failure rolls it back whole and becomes a StoreError."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path):
         self.db = db
+        self.path = path
 
     def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreError(describe_sqlite_error(self.path, exc)) from None
 
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            try:
+                self.db.execute("COMMIT")
+                return
+            except sqlite3.Error as failed:
+                self._rollback()
+                raise StoreError(describe_sqlite_error(self.path, failed)) from None
+        self._rollback()
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(describe_sqlite_error(self.path, exc)) from None
+
+    def _rollback(self) -> None:
+        # SQLite may already have rolled back (SQLITE_FULL does); a failing ROLLBACK must
+        # not hide the error that caused it.
+        if self.db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("ROLLBACK")

@@ -8,9 +8,8 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
 from mirrorcraft.rules.game import GameData, load_game_data
+from mirrorcraft.safeload import load_yaml_file
 from mirrorcraft.world.generate import GeneratedWorld, generate
 from mirrorcraft.world.index import BlockIndex
 from mirrorcraft.world.palette import make_palette
@@ -36,7 +35,7 @@ def _data_dir() -> Path:
 @lru_cache(maxsize=1)
 def world_table() -> dict[str, WorldEntry]:
     path = _data_dir() / "worlds.yaml"
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = load_yaml_file(path)
     return {
         wid: WorldEntry(wid, str(v["biome"]), int(v["seed"])) for wid, v in raw["worlds"].items()
     }

@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from mirrorcraft.safeload import DataError, load_yaml_file
 
 SPEC_VERSION = 1
 
@@ -129,11 +130,11 @@ class SpecError(Exception):
 
 def load_spec(path: Path) -> BiomeSpec:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml_file(path)
     except OSError as exc:
         raise SpecError(f"{path}: cannot read ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise SpecError(f"{path}: not valid YAML ({exc})") from None
+    except DataError as exc:
+        raise SpecError(str(exc)) from None
     try:
         return BiomeSpec.model_validate(raw)
     except ValidationError as exc:

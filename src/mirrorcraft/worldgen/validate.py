@@ -113,10 +113,11 @@ def _decode(files: Mapping[str, Any], ctx: Ctx) -> dict[str, Any]:
         if isinstance(raw, bytes | str):
             try:
                 docs[path] = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            except (ValueError, RecursionError) as exc:  # syntax, UTF-8, 4,300-digit numbers
                 ctx.path = path
                 line = getattr(exc, "lineno", "?")
-                ctx.error("", f"not valid JSON (line {line}): {getattr(exc, 'msg', exc)}")
+                why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+                ctx.error("", f"not valid JSON (line {line}): {getattr(exc, 'msg', why)}")
         else:
             docs[path] = raw
     return docs

@@ -7,8 +7,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from mirrorcraft.safeload import load_yaml_file
 
 
 class _Strict(BaseModel):
@@ -104,7 +105,7 @@ def config_path() -> Path:
 
 @lru_cache(maxsize=1)
 def default_config() -> MineEvolveConfig:
-    raw = yaml.safe_load(config_path().read_text(encoding="utf-8"))
+    raw = load_yaml_file(config_path())
     return MineEvolveConfig.model_validate(raw)
 
 

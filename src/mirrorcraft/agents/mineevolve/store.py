@@ -147,7 +147,7 @@ class KnowledgeStore:
         for v, text in rows:
             try:
                 op = json.loads(text)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
                 raise KnowledgeStoreError(
                     f"{self.path}: operation of version {v} is not JSON"
                 ) from None

@@ -97,7 +97,7 @@ def read_advancement_file(path: Path) -> set[str]:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return set()
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # unreadable, not UTF-8, not JSON
         raise InfrastructureFault(f"cannot read the advancement file {path}: {exc}") from None
     if not isinstance(doc, dict):
         raise InfrastructureFault(f"the advancement file {path} is not a JSON object")

@@ -1,0 +1,212 @@
+"""Validation at every entry point, as a user meets it on the command line.
+
+Budgets must be whole numbers from 1 to 100,000 and name a task or selector of the
+experiment. Deeply nested JSON/YAML, integers longer than Python's 4,300-digit
+limit and bytes that are not UTF-8 get one line naming the file and line (exit 2)
+in every JSON/YAML input: play action lines and --inventory, rules craft, analyze
+JSONL, datapack files, experiment specs and suite manifests.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+DEEP = "[" * 5000 + "]" * 5000
+LONG = "9" * 5000
+SPEC = {
+    "schema_version": 1,
+    "name": "valid",
+    "worlds": ["plains-1"],
+    "rules": ["vanilla"],
+    "tasks": ["diamond"],
+    "agents": ["random"],
+}
+WAIT = json.dumps({"skill": "wait", "args": {}})
+
+
+def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mirrorcraft.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        input=stdin,
+    )
+
+
+def refused(done: subprocess.CompletedProcess[str], *fragments: str, usage: bool = False) -> None:
+    """Exit 2 and one error line (after argparse's usage lines when ``usage``)."""
+    assert done.returncode == 2, done.stdout + done.stderr
+    err = done.stderr.strip()
+    assert "Traceback" not in err, err
+    if usage:
+        assert err.startswith("usage:"), err
+        err = err.splitlines()[-1]
+    assert len(err.splitlines()) == 1, err
+    for fragment in fragments:
+        assert fragment in err, err
+
+
+# -- budgets ------------------------------------------------------------------------------------
+
+
+def run_spec(tmp_path: Path, **changes: object) -> subprocess.CompletedProcess[str]:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({**SPEC, **changes}))
+    return cli("run", str(spec), "--out", str(tmp_path / "out"), "--limit", "0", "--no-report")
+
+
+@pytest.mark.parametrize(
+    ("budgets", "fragment"),
+    [
+        ({"diamond": -5}, "between 1 and 100000 actions, got -5"),
+        ({"diamond": 0}, "between 1 and 100000 actions, got 0"),
+        ({"diamond": 2.5}, "whole number of actions, got 2.5"),
+        ({"diamond": "50"}, "whole number of actions, got '50'"),
+        ({"diamonds": 50}, "unknown task 'diamonds'"),
+        ({"iron_armor": 50}, "'iron_armor' covers none of this experiment's tasks"),
+        ({"group:iron": 50}, "'group:iron' covers none of this experiment's tasks"),
+    ],
+)
+def test_bad_spec_budgets_are_refused(
+    tmp_path: Path, budgets: dict[str, object], fragment: str
+) -> None:
+    done = run_spec(tmp_path, budgets=budgets)
+    refused(done, "spec.yaml", "field 'budgets'", fragment)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("budget", [0, -5, 100_001, 1.5])
+def test_a_bad_single_budget_is_refused(tmp_path: Path, budget: object) -> None:
+    refused(run_spec(tmp_path, budget=budget), "field 'budget'")
+
+
+def test_selector_budget_keys_expand_and_task_ids_win(tmp_path: Path) -> None:
+    from mirrorcraft.runner.spec import expand, parse_spec
+
+    spec = parse_spec(
+        {**SPEC, "tasks": ["progression"], "budgets": {"diamond": 7, "progression": 12}}, "s"
+    )
+    assert spec.budgets == {"iron_armor": 12, "diamond": 7, "enchantment": 12}
+    assert {c.task: c.budget for c in expand(spec)} == spec.budgets
+    done = run_spec(tmp_path, tasks=["progression"], budgets={"progression": 3})
+    assert done.returncode == 1 and "3 episodes, 0 already done" in done.stderr  # --limit 0
+
+
+@pytest.mark.parametrize("budget", ["0", "-5", "100001", "ten"])
+def test_play_budget_must_be_a_positive_whole_number(budget: str) -> None:
+    done = cli(
+        "play", "--world", "plains-1", "--task", "diamond", f"--budget={budget}",
+        "--actions", "-", stdin=WAIT,
+    )  # fmt: skip
+    refused(done, "argument --budget", usage=True)
+
+
+def test_play_budget_one_means_one_action() -> None:
+    done = cli(
+        "play", "--world", "plains-1", "--task", "diamond", "--budget", "1", "--actions", "-",
+        stdin=WAIT + "\n" + WAIT + "\n",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 1  # the budget ran out after the first action
+
+
+# -- JSON and YAML entry points -------------------------------------------------------------------
+
+BAD_CONTENT: dict[str, tuple[bytes, str]] = {
+    "nested": (DEEP.encode(), "nested deeper than 100 levels"),
+    "long-int": (LONG.encode(), "more than 4300 digits"),
+    "not-utf8": (b'"\xff\xfe"', "not UTF-8 text"),
+}
+Case = Callable[[Path, bytes], tuple[list[str], str]]
+"""(tmp folder, bad value) -> (command line, the file:line the error must name)."""
+
+
+def play_actions(tmp: Path, bad: bytes) -> tuple[list[str], str]:
+    path = tmp / "actions.jsonl"
+    path.write_bytes(WAIT.encode() + b"\n" + b'{"skill": "wait", "args": ' + bad + b"}\n")
+    return ["play", "--world", "plains-1", "--task", "diamond", "--actions", str(path)], (
+        f"{path}:2:"
+    )
+
+
+def analyze_jsonl(tmp: Path, bad: bytes) -> tuple[list[str], str]:
+    path = tmp / "records.jsonl"
+    path.write_bytes(b"\n\n" + b'{"episode_id": ' + bad + b"}\n")
+    return ["analyze", str(path)], f"{path}:3:"
+
+
+def export_jsonl(tmp: Path, bad: bytes) -> tuple[list[str], str]:
+    cmd, where = analyze_jsonl(tmp, bad)
+    return ["export", cmd[1], "--out", str(tmp / "x.csv"), "--format", "csv"], where
+
+
+def datapack_file(tmp: Path, bad: bytes) -> tuple[list[str], str]:
+    pack = tmp / "pack"
+    (pack / "data/minecraft/recipes").mkdir(parents=True)
+    (pack / "pack.mcmeta").write_text(json.dumps({"pack": {"pack_format": 10}}))
+    (pack / "data/minecraft/recipes/bad.json").write_bytes(b'{\n"type":\n' + bad + b"}")
+    return ["rules", "--pack", str(pack), "info"], "recipes/bad.json' : line 3:"
+
+
+def spec_yaml(tmp: Path, bad: bytes) -> tuple[list[str], str]:
+    path = tmp / "spec.yaml"
+    path.write_bytes(yaml.safe_dump(SPEC).encode() + b"description: " + bad + b"\n")
+    line = len(yaml.safe_dump(SPEC).splitlines()) + 1
+    return ["run", str(path), "--out", str(tmp / "out"), "--no-report"], f"{path}:{line}:"
+
+
+def manifest_yaml(tmp: Path, bad: bytes) -> tuple[list[str], str]:
+    path = tmp / "suite.yaml"
+    path.write_bytes(b"id: X01\nname: test\nchanges: " + bad + b"\n")
+    return ["suites", "check", str(path)], f"{path}:3:"
+
+
+CASES: dict[str, Case] = {
+    "play-actions": play_actions,
+    "analyze-jsonl": analyze_jsonl,
+    "export-jsonl": export_jsonl,
+    "datapack-json": datapack_file,
+    "spec-yaml": spec_yaml,
+    "manifest-yaml": manifest_yaml,
+}
+
+
+@pytest.mark.parametrize("content", sorted(BAD_CONTENT))
+@pytest.mark.parametrize("entry", sorted(CASES))
+def test_every_file_entry_point_names_file_and_line(
+    tmp_path: Path, entry: str, content: str
+) -> None:
+    bad, problem = BAD_CONTENT[content]
+    command, where = CASES[entry](tmp_path, bad)
+    where = where.replace("' : line", "': line")
+    refused(cli(*command), where, problem)
+
+
+@pytest.mark.parametrize("content", ["nested", "long-int"])
+def test_json_arguments_are_bounded_too(content: str) -> None:
+    bad = BAD_CONTENT[content][0].decode()
+    refused(
+        cli(
+            "play", "--world", "plains-1", "--task", "diamond", "--actions", "-",
+            "--inventory", '{"oak_log": ' + bad + "}", stdin="",
+        ),
+        "--inventory",
+        BAD_CONTENT[content][1],
+    )  # fmt: skip
+    refused(cli("rules", "craft", "[[" + bad + "]]"), "grid", BAD_CONTENT[content][1])
+
+
+def test_a_syntax_error_in_an_action_line_is_still_an_attempted_action(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text("{not json\n")
+    done = cli("play", "--world", "plains-1", "--task", "diamond", "--actions", str(path))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["reason"] == "invalid_args"
