@@ -98,7 +98,9 @@ def run_accumulation(args: argparse.Namespace, raw: dict[str, Any], source: str)
     out = Path(args.out) if args.out else Path("runs") / spec.name
     ticker = _Ticker()
     try:
-        runner = AccumulationRunner(spec, out, workers=args.workers, on_done=ticker.tick)
+        runner = AccumulationRunner(
+            spec, out, workers=args.workers, on_done=ticker.tick, limit=args.limit
+        )
     except StoreError as exc:
         raise UserError(str(exc)) from None
     ticker.plan(spec, runner.train_db.finished_ids(), runner.eval_db.finished_ids())
@@ -123,6 +125,8 @@ def run_accumulation(args: argparse.Namespace, raw: dict[str, Any], source: str)
     print("\n".join(render_text(t) for t in accumulation_tables(summary)))
     for line in outcome.missing:
         print(f"not finished: {line}")
+    if outcome.held_back:
+        print(f"{outcome.held_back} episode(s) left for later by --limit; rerun to continue")
     if not args.no_report and loaded.records:
         from mirrorcraft.report.build import write_report
 
