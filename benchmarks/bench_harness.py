@@ -1,7 +1,8 @@
 """Harness throughput with the reference agents: episodes per second on 1 and 2 workers,
 and the wall time of the paper's main-grid shape (10 worlds x 7 rule sets x 3 tasks x 3 reps).
 
-Run: .venv/bin/python benchmarks/bench_harness.py            (sample, about a minute)
+Run: .venv/bin/python benchmarks/bench_harness.py            (sample, a few minutes)
+     .venv/bin/python benchmarks/bench_harness.py --quick    (one agent, one world)
      .venv/bin/python benchmarks/bench_harness.py --full     (the whole grid per agent)
 """
 
@@ -60,15 +61,23 @@ def main() -> None:
     parser.add_argument(
         "--full", action="store_true", help="run the whole main-grid shape for each agent"
     )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="one agent on one world (21 episodes per figure): a check that it runs",
+    )
     args = parser.parse_args()
     agents = ["vanilla-planner", "adaptive-planner", "oracle", "random"]
+    worlds = WORLDS[:2]
+    if args.quick:
+        agents, worlds = ["adaptive-planner"], WORLDS[:1]
     # Warm the per-process caches (worlds, rule sets, beliefs) so both worker counts start equal;
     # forked workers inherit them.
     for agent in agents:
-        timed_run(agent, WORLDS[:2], 1, 1)
+        timed_run(agent, worlds, 1, 1)
     for agent in agents:
         for workers in (1, 2):
-            n, secs = timed_run(agent, WORLDS[:2], 1, workers)
+            n, secs = timed_run(agent, worlds, 1, workers)
             print(
                 f"{agent:<17} {workers} worker(s): {n} episodes in {secs:6.1f} s = {n / secs:5.2f} episodes/s"
             )

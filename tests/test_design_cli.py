@@ -174,7 +174,7 @@ def test_without_an_accepted_candidate_the_exit_is_non_zero_and_the_log_is_kept(
         (["mirror", "--tasks", "flying", "--static-only"], "unknown or missing task"),
         (["mirror", "--tasks", "diamond"], "give --model"),
         (["biome", "--base", "desert", "--static-only"], "unknown base biome"),
-        (["mirror", "--model", "m"], "has no base_url"),
+        (["mirror", "--model", "m"], "has no endpoint"),
         (
             ["mirror", "--model", "m", "--base-url", "http://x/v1", "--spec", "nope.yaml"],
             "cannot read",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from mirrorcraft.datapack.suites import find_suite, load_manifest_file, suite_pack
 from mirrorcraft.rules.errors import RulesError
+from mirrorcraft.rules.pack import PackData
 from mirrorcraft.rules.ruleset import RuleSet, vanilla_ruleset
 
 VANILLA = "vanilla"
@@ -37,6 +38,22 @@ def broken_routes(rules: RuleSet, tasks: tuple[str, ...]) -> list[str]:
     return out
 
 
+def is_manifest_path(path: Path) -> bool:
+    return path.suffix in (".yaml", ".yml") or path.name.endswith(".manifest.json")
+
+
+def pack_layer(name: str) -> str | PackData:
+    """One layer of ``rules --pack``: a suite id or manifest path compiled to its datapack,
+    or a datapack folder/zip path as given (loaded, and checked, by ``RuleSet.load``)."""
+    suite = find_suite(name)
+    if suite is not None:
+        return suite_pack(suite)
+    path = Path(name)
+    if path.exists() and is_manifest_path(path):
+        return suite_pack(load_manifest_file(path))
+    return name
+
+
 def vanilla_rules() -> RuleSet:
     return vanilla_ruleset()
 
@@ -51,7 +68,7 @@ def resolve_rules(name: str) -> RuleSet:
         return RuleSet.load([suite_pack(suite)], name=suite.id)
     path = Path(name)
     if path.exists():
-        if path.suffix in (".yaml", ".yml") or path.name.endswith(".manifest.json"):
+        if is_manifest_path(path):
             manifest = load_manifest_file(path)
             rules = RuleSet.load([suite_pack(manifest)], name=manifest.id)
             broken = broken_routes(rules, manifest.selected_tasks)

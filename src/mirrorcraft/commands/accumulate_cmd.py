@@ -14,6 +14,7 @@ from mirrorcraft.agents.mineevolve.store import KnowledgeStore, KnowledgeStoreEr
 from mirrorcraft.agents.registry import MOCK_MODEL
 from mirrorcraft.backends.rulesets import resolve_rules
 from mirrorcraft.commands.common import UserError
+from mirrorcraft.progress import ProgressLine
 from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.runner.accumulate_run import AccumulationError, AccumulationRunner
 from mirrorcraft.runner.accumulation import AccumulationSpec
@@ -95,19 +96,24 @@ def run_accumulation(args: argparse.Namespace, raw: dict[str, Any], source: str)
         spec = spec.model_copy(update={"models": (model,)})
     validate(spec)
     out = Path(args.out) if args.out else Path("runs") / spec.name
+    ticker = _Ticker()
     try:
-        runner = AccumulationRunner(spec, out, workers=args.workers, on_done=_ticker())
+        runner = AccumulationRunner(
+            spec, out, workers=args.workers, on_done=ticker.tick, limit=args.limit
+        )
     except StoreError as exc:
         raise UserError(str(exc)) from None
+    ticker.plan(spec, runner.train_db.finished_ids(), runner.eval_db.finished_ids())
     try:
         runner.train_db.set_meta("software_version", __version__)
         outcome = runner.run()
+        ticker.line.finish()
     except (AccumulationError, KnowledgeStoreError) as exc:
         raise UserError(str(exc)) from None
     finally:
         runner.close()
     print(
-        f"\nexperiment {spec.name}: {outcome.planned} episodes planned, {outcome.done} run now, "
+        f"experiment {spec.name}: {outcome.planned} episodes planned, {outcome.done} run now, "
         f"{outcome.skipped} already done, {outcome.faults} infrastructure faults; "
         f"results in {out}/results.sqlite (training in {out}/train.sqlite, stores in {out}/stores)",
         file=sys.stderr,
@@ -119,6 +125,8 @@ def run_accumulation(args: argparse.Namespace, raw: dict[str, Any], source: str)
     print("\n".join(render_text(t) for t in accumulation_tables(summary)))
     for line in outcome.missing:
         print(f"not finished: {line}")
+    if outcome.held_back:
+        print(f"{outcome.held_back} episode(s) left for later by --limit; rerun to continue")
     if not args.no_report and loaded.records:
         from mirrorcraft.report.build import write_report
 
@@ -135,19 +143,36 @@ def _summary(out: Path) -> tuple[dict[str, Any], Any]:
     return summarize(loaded.records, excluded=loaded.excluded, train_records=train), loaded
 
 
-def _ticker() -> Any:
-    counts = {"train": 0, "eval": 0}
+class _Ticker:
+    """The run's progress line: episodes done of those pending, per phase, with an ETA.
 
-    def tick(phase: str) -> None:
-        counts[phase] = counts.get(phase, 0) + 1
-        total = counts["train"] + counts["eval"]
-        if total % 10 == 0:
-            print(
-                f"episodes: {counts['train']} training, {counts['eval']} evaluation",
-                file=sys.stderr,
-            )
+    Shown as ``run`` shows its own: redrawn on a terminal, a line every few seconds elsewhere.
+    """
 
-    return tick
+    def __init__(self) -> None:
+        self.line = ProgressLine("episodes", 0, enabled=True)
+        self.todo = {"train": 0, "eval": 0}
+        self.done = {"train": 0, "eval": 0}
+
+    def plan(self, spec: AccumulationSpec, trained: set[str], evaluated: set[str]) -> None:
+        from mirrorcraft.runner.accumulation import plan_streams
+
+        train, evals = plan_streams(spec)
+        for phase, streams, finished in (("train", train, trained), ("eval", evals, evaluated)):
+            ids = {c.episode_id for s in streams for c in s.conditions}
+            self.todo[phase] = len(ids - finished)
+        self.line.total = self.todo["train"] + self.todo["eval"]
+        self.line.set_note(self._note())
+
+    def _note(self) -> str:
+        return (
+            f"training {self.done['train']}/{self.todo['train']}, "
+            f"evaluation {self.done['eval']}/{self.todo['eval']}"
+        )
+
+    def tick(self, phase: str) -> None:
+        self.done[phase] = self.done.get(phase, 0) + 1
+        self.line.advance(note=self._note())
 
 
 def read_raw(path: Path) -> Any:

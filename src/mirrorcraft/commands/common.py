@@ -13,6 +13,27 @@ class UserError(Exception):
     """A problem the user can fix (bad argument, unreadable file); printed without a traceback."""
 
 
+def add_progress_flag(parser: Any) -> None:
+    """``--progress``: show the progress line on stderr even when it is not a terminal."""
+    parser.add_argument(
+        "--progress",
+        action="store_const",
+        const=True,
+        default=None,
+        help="show progress on stderr even when it is not a terminal (it always shows on one)",
+    )
+
+
+def list_option(values: list[str] | None) -> list[str] | None:
+    """A list option given as repeated flags, comma-separated values, or both.
+
+    ``--world a,b --world c`` is ``[a, b, c]``; every list option of the CLI reads this way.
+    """
+    if values is None:
+        return None
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
 def print_json(doc: Any) -> None:
     sys.stdout.write(json.dumps(doc, sort_keys=True) + "\n")
 

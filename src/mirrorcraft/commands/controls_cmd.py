@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from mirrorcraft.backends.rulesets import VANILLA, resolve_rules
-from mirrorcraft.commands.common import UserError
+from mirrorcraft.commands.common import UserError, add_progress_flag, list_option
 from mirrorcraft.datapack.suites import list_suites
 from mirrorcraft.evaluator.tasks import (
     UnknownTaskError,
@@ -15,6 +15,7 @@ from mirrorcraft.evaluator.tasks import (
     progression_tasks,
     techtree_tasks,
 )
+from mirrorcraft.progress import ProgressLine
 from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.runner.controls import ControlReport, run_controls
 from mirrorcraft.runner.integrity import scan_episode
@@ -26,15 +27,24 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "controls", help="check routes, the oracle, twin equality, observability and integrity"
     )
-    p.add_argument("--world", action="append", default=None, help="worlds (default: all ten)")
     p.add_argument(
-        "--rules", action="append", default=None, help="rule sets (default: vanilla and M01-M06)"
+        "--world",
+        action="append",
+        default=None,
+        help="worlds, repeated or comma-separated (default: all ten)",
+    )
+    p.add_argument(
+        "--rules",
+        action="append",
+        default=None,
+        help="rule sets, repeated or comma-separated (default: vanilla and M01-M06)",
     )
     p.add_argument(
         "--task",
         action="append",
         default=None,
-        help="task ids or selectors such as group:iron (default: the three progression tasks,"
+        help="task ids or selectors such as group:iron, repeated or comma-separated (default:"
+        " the three progression tasks,"
         " or every tech-tree task with --techtree)",
     )
     p.add_argument(
@@ -44,6 +54,7 @@ def add_parser(sub: Any) -> None:
         " the tasks each rule set leaves without a static route are listed",
     )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    add_progress_flag(p)
     p.add_argument(
         "--skip-integrity", action="store_true", help="skip the hidden-rule integrity scan"
     )
@@ -51,6 +62,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.world, args.rules, args.task = (
+        list_option(args.world),
+        list_option(args.rules),
+        list_option(args.task),
+    )
     worlds = args.world or list(world_table())
     rules = args.rules or [VANILLA, *(m.id for m in list_suites())]
     default = techtree_tasks() if args.techtree else progression_tasks()
@@ -62,8 +78,17 @@ def run(args: argparse.Namespace) -> int:
         if problem := world_problem(w):
             raise UserError(problem)
     if args.techtree:
-        return _run_techtree(worlds, rules, tasks, args.json)
-    report = run_controls(worlds, rules, tasks)
+        return _run_techtree(worlds, rules, tasks, args.json, args.progress)
+    line = ProgressLine(
+        "controls", len(worlds) * len(rules) * len(tasks), unit="conditions", enabled=args.progress
+    )
+    report = run_controls(
+        worlds,
+        rules,
+        tasks,
+        progress=lambda row: line.advance(note=f"{row.world} {row.rules} {row.task}"),
+    )
+    line.finish()
     leaks = (
         []
         if args.skip_integrity
@@ -126,13 +151,21 @@ def _as_text(report: ControlReport, leaks: list[Any], skipped: bool) -> str:
     return "\n".join(lines)
 
 
-def _run_techtree(worlds: list[str], rules: list[str], tasks: list[str], as_json: bool) -> int:
+def _run_techtree(
+    worlds: list[str], rules: list[str], tasks: list[str], as_json: bool, show: bool | None
+) -> int:
     for name in rules:
         try:
             resolve_rules(name)
         except RulesError as exc:
             raise UserError(str(exc)) from None
-    report = run_techtree_controls(worlds, rules, tasks)
+    line = ProgressLine(
+        "tech-tree controls", len(worlds) * len(tasks), unit="oracle runs", enabled=show
+    )
+    report = run_techtree_controls(
+        worlds, rules, tasks, progress=lambda run: line.advance(note=f"{run.world} {run.task}")
+    )
+    line.finish()
     if as_json:
         print(json.dumps(_techtree_json(report), indent=2, sort_keys=True))
     else:

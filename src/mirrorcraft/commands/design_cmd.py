@@ -7,7 +7,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from mirrorcraft.commands.common import UserError
+from mirrorcraft.commands.common import UserError, add_progress_flag, list_option
+from mirrorcraft.progress import ProgressLine
 
 
 def add_parser(sub: Any) -> None:
@@ -27,8 +28,9 @@ def add_parser(sub: Any) -> None:
     for q in (mirror, biome):
         q.add_argument(
             "--tasks",
-            default="iron_armor,diamond,enchantment",
-            help="comma-separated selected tasks (default: all three)",
+            action="append",
+            default=None,
+            help="selected tasks, repeated or comma-separated (default: the three progression tasks)",
         )
         q.add_argument("--model", help="model for the designer and the judge")
         q.add_argument("--base-url", help="OpenAI-compatible API root of the model")
@@ -44,13 +46,14 @@ def add_parser(sub: Any) -> None:
             "--max-attempts", type=int, default=200, help="sampler attempts in --static-only mode"
         )
         q.add_argument("--out", required=True, help="folder for the spec, artifacts and log")
+        add_progress_flag(q)
     p.set_defaults(handler=run)
 
 
 def _kind(args: argparse.Namespace) -> Any:
     from mirrorcraft.design.run import DesignInputError, make_kind
 
-    tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip())
+    tasks = tuple(list_option(args.tasks) or ("iron_armor", "diamond", "enchantment"))
     try:
         if args.design_kind == "mirror":
             return make_kind("mirror", tasks, suite_id=args.id)
@@ -75,6 +78,21 @@ def run(args: argparse.Namespace) -> int:
         )
     kind = _kind(args)
     out = Path(args.out)
+    steps = args.max_attempts if args.static_only else args.rounds
+    line = ProgressLine(
+        f"design {args.design_kind}",
+        steps,
+        unit="attempts" if args.static_only else "rounds",
+        enabled=args.progress,
+        upper_bound=True,
+    )
+
+    def watch(note: str, step_done: bool) -> None:
+        if step_done:
+            line.advance(note=note)
+        else:
+            line.set_note(note)
+
     settings = DesignSettings(
         rounds=args.rounds,
         constraints=args.constraints,
@@ -83,12 +101,13 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         if args.static_only:
-            outcome, files = run_static(kind, settings, out)
+            outcome, files = run_static(kind, settings, out, watch)
         else:
             start = initial_spec(kind, Path(args.spec) if args.spec else None, args.seed)
-            outcome, files = asyncio.run(_run_llm(args, kind, settings, out, start))
+            outcome, files = asyncio.run(_run_llm(args, kind, settings, out, start, watch))
     except DesignInputError as exc:
         raise UserError(str(exc)) from None
+    line.finish()
     log = out / "design_log.jsonl"
     if not outcome.accepted:
         print(f"mirrorcraft: design not accepted: {outcome.message}; the full log is in {log}")
@@ -105,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run_llm(
-    args: argparse.Namespace, kind: Any, settings: Any, out: Path, start: Any
+    args: argparse.Namespace, kind: Any, settings: Any, out: Path, start: Any, watch: Any
 ) -> Any:
     from mirrorcraft.design.run import run_llm
     from mirrorcraft.llm.base import LLMConfigError
@@ -123,6 +142,6 @@ async def _run_llm(
     except LLMConfigError as exc:
         raise UserError(str(exc)) from None
     try:
-        return await run_llm(kind, client, settings, out, start)
+        return await run_llm(kind, client, settings, out, start, watch)
     finally:
         await close_client(client)

@@ -13,13 +13,20 @@ from typing import Any
 from mirrorcraft.commands.common import UserError
 
 NESTED = ("milestones", "score_trace", "signatures", "encounters", "template_hashes")
+FORMATS = ("jsonl", "csv", "parquet")
+EXTENSIONS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("export", help="export episode records (JSONL, CSV or Parquet)")
     p.add_argument("results", help="results database (SQLite) or JSONL file")
-    p.add_argument("--format", choices=["jsonl", "csv", "parquet"], default="jsonl")
-    p.add_argument("--out", required=True, help="file to write")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="jsonl, csv or parquet (default: from the --out extension; .jsonl if it has none)",
+    )
+    p.add_argument("--out", required=True, help="file to write (.jsonl, .csv or .parquet)")
     p.set_defaults(handler=run)
 
 
@@ -40,9 +47,32 @@ def _flat(doc: dict[str, Any]) -> dict[str, Any]:
     return {k: json.dumps(v, sort_keys=True) if k in NESTED else v for k, v in doc.items()}
 
 
+def export_format(out: Path, given: str | None) -> str:
+    """The format to write: the one given, else the one the extension names.
+
+    A format that contradicts a known extension (``--format jsonl --out e.csv``) is refused
+    rather than writing one format under another's name.
+    """
+    by_ext = EXTENSIONS.get(out.suffix.lower())
+    if given is None:
+        if by_ext is None and out.suffix:
+            raise UserError(
+                f"cannot tell the format from {out.name!r}: pass --format "
+                f"({', '.join(FORMATS)}) or use a .jsonl, .csv or .parquet file name"
+            )
+        return by_ext or "jsonl"
+    if by_ext is not None and by_ext != given:
+        raise UserError(
+            f"--format {given} does not match the file name {out.name!r} ({by_ext}): "
+            "change one of them"
+        )
+    return given
+
+
 def run(args: argparse.Namespace) -> int:
-    rows = _rows(args.results)
     out = Path(args.out)
+    args.format = export_format(out, args.format)
+    rows = _rows(args.results)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         if args.format == "jsonl":
@@ -62,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
                 pq = importlib.import_module("pyarrow.parquet")
             except ImportError:
                 raise UserError(
-                    "Parquet export needs pyarrow: pip install 'mirrorcraft[parquet]'"
+                    "Parquet export needs pyarrow: pip install 'mirrorcraft[parquet]' "
+                    "(from a source checkout: pip install -e '.[parquet]')"
                 ) from None
             pq.write_table(pa.Table.from_pylist([_flat(r) for r in rows]), str(out))
     except OSError as exc:

@@ -28,9 +28,16 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--suite", default="vanilla", help="vanilla, a suite id (M01-M06) or a datapack path"
     )
-    p.add_argument("--task", required=True, help="iron_armor, diamond or enchantment")
+    p.add_argument(
+        "--task",
+        required=True,
+        help="iron_armor, diamond, enchantment, or a tech-tree task id (e.g. iron_pickaxe;"
+        " see docs/techtree.md)",
+    )
     p.add_argument("--actions", required=True, help="JSON-lines file of actions, or - for stdin")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--seed", type=int, default=0, help="episode seed: loot draws and mob placement (default 0)"
+    )
     p.add_argument(
         "--budget",
         type=budget_arg,

@@ -38,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         from mirrorcraft.report.build import write_report
     except ImportError as exc:  # matplotlib is a runtime dependency; say so if it is missing
         raise UserError(
-            f"the report needs {exc.name or 'matplotlib'}: pip install matplotlib"
+            f"the report needs {exc.name or 'matplotlib'}: pip install matplotlib "
+            "(from a source checkout, pip install -e . installs it)"
         ) from None
 
     try:

@@ -25,8 +25,9 @@ def add_parser(sub: Any) -> None:
         "--pack",
         action="append",
         default=[],
-        metavar="PATH",
-        help="datapack folder or zip layered over vanilla (repeatable, in load order)",
+        metavar="RULES",
+        help="a suite id (M01-M06), a suite manifest (.yaml) or a datapack folder/zip, layered"
+        " over vanilla (repeatable, in load order)",
     )
     rsub = p.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
     rsub.add_parser("info", help="what the rule set holds, and its fingerprint")
@@ -34,30 +35,43 @@ def add_parser(sub: Any) -> None:
     c.add_argument(
         "grid", help="rows of item ids or null, e.g. '[[\"oak_log\", null], [null, null]]'"
     )
-    c.add_argument("--station", choices=sorted(GRID_SIZES), default="crafting_table")
+    c.add_argument(
+        "--station",
+        choices=sorted(GRID_SIZES),
+        default="crafting_table",
+        help="inventory (2x2) or crafting_table (3x3; the default)",
+    )
     s = rsub.add_parser("smelt", help="what a furnace-like station makes of an item")
-    s.add_argument("item")
+    s.add_argument("item", help="item id put in the input slot, e.g. raw_iron")
     s.add_argument(
-        "--station", default="furnace", choices=["furnace", "blast_furnace", "smoker", "campfire"]
+        "--station",
+        default="furnace",
+        choices=["furnace", "blast_furnace", "smoker", "campfire"],
+        help="which furnace-like station (default: furnace)",
     )
     m = rsub.add_parser("loot", help="roll a block's loot table")
-    m.add_argument("block")
+    m.add_argument("block", help="block id broken, e.g. iron_ore")
     m.add_argument("--tool", default=None, help="item id of the tool used (default: bare hand)")
     m.add_argument(
         "--enchant",
         action="append",
         default=[],
         metavar="NAME=LEVEL",
-        help=f"an enchantment on the tool, level 1 to {MAX_ENCHANT_LEVEL} (repeatable)",
+        help=f"an enchantment on the tool, e.g. fortune=3, level 1 to {MAX_ENCHANT_LEVEL}"
+        " (repeatable)",
     )
-    m.add_argument("--seed", type=int, default=0)
-    m.add_argument("--rolls", type=int, default=1)
+    m.add_argument("--seed", type=int, default=0, help="seed of the loot draws (default: 0)")
+    m.add_argument(
+        "--rolls", type=int, default=1, help="how many times to break the block (1-10000)"
+    )
     p.set_defaults(handler=run)
 
 
 def _load(packs: list[str]) -> RuleSet:
+    from mirrorcraft.backends.rulesets import pack_layer
+
     try:
-        return RuleSet.load(packs)
+        return RuleSet.load([pack_layer(p) for p in packs])
     except RulesError as exc:
         raise UserError(str(exc)) from None
 

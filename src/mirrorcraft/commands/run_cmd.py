@@ -12,7 +12,7 @@ from typing import Any
 from mirrorcraft import __version__
 from mirrorcraft.agents.registry import MOCK_MODEL, is_known_agent, known_agents, needs_model
 from mirrorcraft.backends.rulesets import resolve_rules
-from mirrorcraft.commands.common import UserError
+from mirrorcraft.commands.common import UserError, list_option
 from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.runner.executor import Progress, plan_jobs, run_async, run_local, run_ray
@@ -35,14 +35,22 @@ def add_parser(sub: Any) -> None:
         default=None,
         help="worker processes (default: one per CPU; 1 with --backend mineflayer)",
     )
-    p.add_argument("--executor", choices=["local", "ray"], default="local")
+    p.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="local worker processes (default) or a Ray cluster (pip install -e '.[ray]')",
+    )
     p.add_argument("--address", default=None, help="Ray cluster address (with --executor ray)")
     p.add_argument(
         "--concurrency", type=int, default=16, help="episodes in flight at once for LLM agents"
     )
     p.add_argument("--limit", type=int, default=None, help="run at most this many pending episodes")
     p.add_argument(
-        "--agent", action="append", default=None, help="run these agents instead of the spec's"
+        "--agent",
+        action="append",
+        default=None,
+        help="run these agents instead of the spec's (repeated or comma-separated)",
     )
     p.add_argument(
         "--model", default=None, help="model name for LLM agents (replaces the spec's models)"
@@ -85,8 +93,14 @@ def _spec(args: argparse.Namespace) -> ExperimentSpec:
         raise UserError(str(exc)) from None
     changes: dict[str, Any] = {}
     if args.agent:
-        changes["agents"] = tuple(args.agent)
+        changes["agents"] = tuple(list_option(args.agent) or ())
     if args.model:
+        if not args.base_url and args.model != MOCK_MODEL:
+            raise UserError(
+                f"--model {args.model} needs --base-url: the OpenAI-compatible API root of the"
+                " endpoint serving it (e.g. http://127.0.0.1:8000/v1 for a local server), and"
+                " --api-key-env NAME if it wants a key"
+            )
         changes["models"] = (
             ModelSpec(name=args.model, base_url=args.base_url, api_key_env=args.api_key_env),
         )
@@ -204,7 +218,9 @@ def run(args: argparse.Namespace) -> int:
             cache_path=out / "llm_cache.sqlite",
             backend_options=backend_options,
         )
+        held_back = 0
         if args.limit is not None:
+            held_back = max(len(jobs) - max(args.limit, 0), 0)
             jobs = jobs[: max(args.limit, 0)]
         print(
             f"experiment {spec.name}: {len(conditions)} episodes, {len(finished & {c.episode_id for c in conditions})} "
@@ -227,16 +243,17 @@ def run(args: argparse.Namespace) -> int:
         except InfrastructureFault as exc:
             raise UserError(str(exc)) from None
         progress.show(force=True)
-        wanted = {c.episode_id for c in conditions}
-        missing = len(wanted - store.finished_ids())
+        failed = len({j.condition.episode_id for j in jobs} - store.finished_ids())
     print(_headline(out / "results.sqlite", spec))
-    if missing:
+    if failed:
         print(
-            f"{missing} episode(s) not finished (faults or --limit); rerun the same command to complete them"
+            f"{failed} episode(s) not finished because of faults; rerun the same command to retry them"
         )
+    if held_back:
+        print(f"{held_back} episode(s) left for later by --limit; rerun to continue")
     if not args.no_report:
         print(f"report: {_report(out, spec)}")
-    return 0 if not missing else 1
+    return 0 if not failed else 1
 
 
 def _summary(db: Path, spec: ExperimentSpec) -> tuple[Any, dict[str, Any]]:
@@ -256,8 +273,10 @@ def _headline(db: Path, spec: ExperimentSpec) -> str:
 
     _loaded, summary = _summary(db, spec)
     tables = build_tables(summary)[:2]
-    note = "(the oracle is given the active rules: a control, not a benchmark condition)"
-    return "\n".join([*(render_text(t) for t in tables), note])
+    lines = [render_text(t) for t in tables]
+    if "oracle" in spec.agents:
+        lines.append("(the oracle is given the active rules: a control, not a benchmark condition)")
+    return "\n".join(lines)
 
 
 def _report(out: Path, spec: ExperimentSpec) -> str:

@@ -6,11 +6,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from mirrorcraft.commands.common import UserError
+from mirrorcraft.commands.common import UserError, add_progress_flag
 from mirrorcraft.datapack.manifest import ManifestError, load_manifest_file
 from mirrorcraft.datapack.routes import analyse, task_route
 from mirrorcraft.datapack.suites import compiled, find_suite, list_suites
 from mirrorcraft.evaluator.tasks import get_task
+from mirrorcraft.progress import ProgressLine
 from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.rules.pack import load_pack
 from mirrorcraft.rules.ruleset import RuleSet, vanilla_ruleset
@@ -31,6 +32,7 @@ def add_parser(sub: Any) -> None:
     build.add_argument("--out", required=True, help="folder for the zips and rule sheets")
     check = s.add_parser("check", help="validate a manifest or datapack and check every task route")
     check.add_argument("path", help="a suite id, a manifest (.yaml/.json) or a datapack folder/zip")
+    add_progress_flag(check)
     p.set_defaults(handler=run)
 
 
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             )
             print(f"wrote {out / (suite.manifest.id + '.zip')} ({len(suite.files)} files)")
         return 0
-    return _check(args.path)
+    return _check(args.path, args.progress)
 
 
 def _compile(manifest: Any) -> Any:
@@ -80,7 +82,7 @@ def _compile(manifest: Any) -> Any:
         raise UserError(str(exc)) from None
 
 
-def _check(ref: str) -> int:
+def _check(ref: str, show: bool | None) -> int:
     path = Path(ref)
     is_pack = find_suite(ref) is None and path.exists() and (path.is_dir() or path.suffix == ".zip")
     try:
@@ -102,7 +104,10 @@ def _check(ref: str) -> int:
     changed = sorted(k for k, doc in rules.documents.items() if vanilla.documents.get(k) != doc)
     print(f"{name}: loads cleanly; {len(changed)} resource(s) differ from vanilla")
     failures = 0
-    for world in world_table():
+    worlds = list(world_table())
+    line = ProgressLine("route check", len(worlds), unit="worlds", enabled=show)
+    for world in worlds:
+        line.set_note(world)
         blocks, mobs = world_resources(load_world(world))
         reach = analyse(rules, blocks, mobs)
         for task in tasks:
@@ -110,6 +115,8 @@ def _check(ref: str) -> int:
             if not ok:
                 failures += 1
                 print(f"  NO ROUTE: {task} in {world}")
+        line.advance()
+    line.finish()
     print(
         f"routes: {'every task has a route in every world' if not failures else f'{failures} missing'}"
     )

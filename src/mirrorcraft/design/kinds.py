@@ -44,7 +44,15 @@ class ControlsResult:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
-def _summarise(report: Any, leaks: list[Any]) -> ControlsResult:
+def _summarise(report: Any, leaks: list[Any], *, suite_changes_fail: bool) -> ControlsResult:
+    """Failures and a summary of a controls run on an accepted candidate.
+
+    A designed suite must make every one of its changes observable and put each on a
+    selected task's route (``suite_changes_fail``). A designed biome is judged only on
+    its own worlds: every selected task solvable by the oracle within budget, with twins
+    equal, under every rule set. How the packaged suites' changes sit in the new worlds
+    (observable or not, on a selected route or not) is reported as information.
+    """
     failures = []
     for r in report.rows:
         if r.passed:
@@ -57,14 +65,16 @@ def _summarise(report: Any, leaks: list[Any]) -> ControlsResult:
         if not (r.twins_equal and r.neutral_equal):
             why.append("twins differ before a changed rule fires")
         failures.append(f"{r.world} {r.rules} {r.task}: {', '.join(why)}")
-    failures += [
+    about_changes = [
         f"{o.world} {o.rules} change {o.change} ({o.trigger}): not observable or not logged ({o.detail})"
         for o in report.observability
         if not o.passed
     ]
-    failures += [
+    about_changes += [
         f"{s} change {i} lies on no selected task's route" for s, i, _t in report.off_route
     ]
+    if suite_changes_fail:
+        failures += about_changes
     failures += [f"integrity: {leak.where} shows {leak.token!r}" for leak in leaks]
     oracle: dict[str, int] = {}
     for r in report.rows:
@@ -78,6 +88,8 @@ def _summarise(report: Any, leaks: list[Any]) -> ControlsResult:
         "oracle_max_actions": oracle,
         "failures": failures[:20],
     }
+    if not suite_changes_fail:
+        summary["suite_changes"] = about_changes[:20]
     return ControlsResult(not failures, failures, summary)
 
 
@@ -128,7 +140,7 @@ class MirrorKind:
         worlds = world_ids()
         report = run_controls(worlds, [manifest], list(self.tasks))
         leaks = [leak for t in self.tasks for leak in scan_episode(worlds[-1], manifest, t)]
-        return _summarise(report, leaks)
+        return _summarise(report, leaks, suite_changes_fail=True)
 
     def write(self, cand: Candidate, out: Path) -> list[Path]:
         assert isinstance(cand.value, MirrorCandidate)
@@ -196,7 +208,7 @@ class BiomeKind:
         assert isinstance(cand.value, BiomeCandidate)
         rule_sets = [VANILLA, *(m.id for m in list_suites())]
         report = run_controls(cand.value.worlds, rule_sets, list(self.tasks))
-        return _summarise(report, [])
+        return _summarise(report, [], suite_changes_fail=False)
 
     def write(self, cand: Candidate, out: Path) -> list[Path]:
         assert isinstance(cand.value, BiomeCandidate) and cand.value.spec is not None

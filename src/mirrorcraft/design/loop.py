@@ -37,6 +37,12 @@ from mirrorcraft.design.report import not_run
 from mirrorcraft.llm.base import CallMeta, LLMClient, LLMUnavailable, Message, Sampling
 
 Kind = MirrorKind | BiomeKind
+Watch = Callable[[str, bool], None]
+"""Told what the loop is doing: ``(note, step_done)``; ``step_done`` closes a round or attempt."""
+
+
+def quiet(note: str, step_done: bool) -> None:
+    return None
 
 
 DESIGNER_SAMPLING = Sampling(temperature=0.7, max_tokens=8192)
@@ -116,8 +122,16 @@ class Round:
 class Designer:
     """Runs rounds for one kind with one client; ``state`` is what the next designer call sees."""
 
-    def __init__(self, kind: Kind, client: LLMClient, settings: DesignSettings, log: DesignLog):
+    def __init__(
+        self,
+        kind: Kind,
+        client: LLMClient,
+        settings: DesignSettings,
+        log: DesignLog,
+        watch: Watch = quiet,
+    ):
         self.kind = kind
+        self.watch = watch
         self.settings = settings
         self.log = log
         self.usage = Usage()
@@ -173,6 +187,7 @@ class Designer:
                 "judge_report": state.judge,
             },
         )
+        self.watch(f"round {rnd}: designer", False)
         reply, ex = await self.talk.ask(
             self._designer_messages(rnd, state),
             self.settings.designer_sampling,
@@ -210,6 +225,7 @@ class Designer:
                 "static_report": report,
             },
         )
+        self.watch(f"round {rnd}: judge", False)
         verdict, jex = await self.talk.ask(
             self._judge_messages(reply.spec, report),
             self.settings.judge_sampling,
@@ -228,6 +244,7 @@ class Designer:
         if reasons:
             record["reasons"] = reasons
             return self._finish(record, "not_accepted", Round("", reply.spec, report, judged))
+        self.watch(f"round {rnd}: controls", False)
         controls = await run_controls_for(kind, cand)
         record["controls"] = controls.summary
         if controls.passed:
@@ -245,6 +262,7 @@ class Designer:
     def _finish(self, record: dict[str, Any], outcome: str, state: Round) -> Round:
         record["outcome"] = outcome
         self.log.write(record)
+        self.watch(f"round {record['round']}: {outcome}", True)
         state.outcome = outcome
         return state
 
@@ -302,7 +320,9 @@ class Designer:
         return outcome
 
 
-def static_design(kind: Kind, settings: DesignSettings, log: DesignLog) -> DesignOutcome:
+def static_design(
+    kind: Kind, settings: DesignSettings, log: DesignLog, watch: Watch = quiet
+) -> DesignOutcome:
     """Seeded sampler proposals, audited by the compiler only; the first good one is kept."""
     sampler = kind.sampler(settings.seed)
     log.write(
@@ -330,11 +350,14 @@ def static_design(kind: Kind, settings: DesignSettings, log: DesignLog) -> Desig
         if not kind.static_accept(cand):
             record["outcome"] = "rejected"
             log.write(record)
+            watch(f"attempt {attempt}: rejected", True)
             continue
+        watch(f"attempt {attempt}: controls", False)
         controls = kind.controls(cand)
         record["controls"] = controls.summary
         record["outcome"] = "accepted" if controls.passed else "controls_failed"
         log.write(record)
+        watch(f"attempt {attempt}: {record['outcome']}", True)
         if controls.passed:
             outcome = DesignOutcome(True, f"accepted at attempt {attempt}", cand, controls, attempt)
             break

@@ -18,6 +18,8 @@ from mirrorcraft.design.loop import (
     DesignLog,
     DesignOutcome,
     DesignSettings,
+    Watch,
+    quiet,
     static_design,
 )
 from mirrorcraft.llm.base import LLMClient
@@ -116,23 +118,27 @@ async def run_llm(
     settings: DesignSettings,
     out: Path,
     start: dict[str, Any],
+    watch: Watch | None = None,
 ) -> tuple[DesignOutcome, list[Path]]:
     out.mkdir(parents=True, exist_ok=True)
     log = DesignLog(out / LOG_NAME)
     try:
-        outcome = await Designer(kind, client, settings, log).run(start)
+        outcome = await Designer(kind, client, settings, log, watch or quiet).run(start)
     finally:
         log.close()
     return outcome, _write_results(kind, outcome, out)
 
 
 def run_static(
-    kind: MirrorKind | BiomeKind, settings: DesignSettings, out: Path
+    kind: MirrorKind | BiomeKind,
+    settings: DesignSettings,
+    out: Path,
+    watch: Watch | None = None,
 ) -> tuple[DesignOutcome, list[Path]]:
     out.mkdir(parents=True, exist_ok=True)
     log = DesignLog(out / LOG_NAME)
     try:
-        outcome = static_design(kind, settings, log)
+        outcome = static_design(kind, settings, log, watch or quiet)
     finally:
         log.close()
     return outcome, _write_results(kind, outcome, out)

@@ -36,8 +36,9 @@ def make_settings(
         raise LLMConfigError("this agent calls a model, but the experiment names none")
     if not base_url:
         raise LLMConfigError(
-            f"model {model!r} has no base_url; give the endpoint's OpenAI-compatible API root, "
-            "e.g. https://api.deepseek.com/v1 or http://127.0.0.1:8000/v1"
+            f"model {model!r} has no endpoint: give its OpenAI-compatible API root as base_url"
+            " in the spec's models entry (or --base-url with --model), e.g."
+            " http://127.0.0.1:8000/v1 for a local server"
         )
     try:
         return OpenAISettings(model=model, base_url=base_url, api_key_env=api_key_env, **overrides)

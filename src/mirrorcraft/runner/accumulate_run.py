@@ -25,6 +25,8 @@ from mirrorcraft.runner.accumulation import AccumulationSpec, Stream, plan_strea
 from mirrorcraft.runner.executor import MAX_ATTEMPTS, Job, MemoryPlan, run_job, run_job_async
 from mirrorcraft.runner.store import ResultStore
 
+LIMITED = "left for a later run by --limit"
+
 
 class AccumulationError(Exception):
     """An accumulation run cannot continue as asked; the message says why."""
@@ -42,6 +44,8 @@ class Outcome:
     faults: int = 0
     missing: list[str] = field(default_factory=list)
     """Streams (or checkpoints) that could not finish, with the reason."""
+    held_back: int = 0
+    """Episodes not started because ``limit`` was reached (rerun to continue)."""
 
 
 class AccumulationRunner:
@@ -52,12 +56,14 @@ class AccumulationRunner:
         *,
         workers: int = 1,
         on_done: Callable[[str], None] | None = None,
+        limit: int | None = None,
     ):
         self.spec = spec
         self.out = out
         self.stores = out / "stores"
         self.workers = max(workers, 1)
         self.on_done = on_done
+        self.starts_left = limit
         self.train_db = ResultStore(out / "train.sqlite")
         self.eval_db = ResultStore(out / "results.sqlite")
         self.outcome = Outcome()
@@ -162,6 +168,24 @@ class AccumulationRunner:
             agent_options=self.options,
         )
 
+    def _may_start(self, left_in_stream: int) -> bool:
+        """Whether ``limit`` leaves room for one more episode; if not, count the stream's rest."""
+        if self.starts_left is None:
+            return True
+        if self.starts_left <= 0:
+            self.outcome.held_back += left_in_stream
+            return False
+        self.starts_left -= 1
+        return True
+
+    def _hold_back(self, stream: Stream, model: str) -> None:
+        """Checkpoints this stream has not reached wait for a later run (not a failure)."""
+        for cp in self.spec.checkpoints:
+            key = self.checkpoint_key(stream.variant, model, cp)
+            if not self.ready[key].is_set():
+                self.failed[key] = LIMITED
+                self.ready[key].set()
+
     async def _run_with_retries(self, job: Job, db: ResultStore) -> tuple[Any, Any, Any] | None:
         eid = job.condition.episode_id
         attempts = db.fault_count(eid)
@@ -202,6 +226,9 @@ class AccumulationRunner:
                 if cp <= done:
                     self._snapshot(store, stream, model, cp)
             for i in range(done, len(stream.conditions)):
+                if not self._may_start(len(stream.conditions) - i):
+                    self._hold_back(stream, model)
+                    return
                 learning = stream.frozen_after is None or i < stream.frozen_after
                 job = self._job(stream, i, path, learning)
                 result = await self._run_with_retries(job, self.train_db)
@@ -237,6 +264,9 @@ class AccumulationRunner:
         source = stream.store_variant or stream.variant
         key = self.checkpoint_key(source, model, cp)
         await self.ready[key].wait()
+        if self.failed.get(key) == LIMITED:
+            self.outcome.held_back += len(stream.conditions)
+            return
         if key in self.failed:
             self.outcome.missing.append(f"{stream.key}: {self.failed[key]}")
             return
@@ -250,6 +280,8 @@ class AccumulationRunner:
             for i, c in enumerate(stream.conditions):
                 if c.episode_id in finished:
                     self.outcome.skipped += 1
+                    continue
+                if not self._may_start(1):
                     continue
                 job = self._job(stream, i, snapshot, False)
                 result = await self._run_with_retries(job, self.eval_db)
@@ -288,6 +320,8 @@ class AccumulationRunner:
             store.truncate(base + done)
             self.outcome.skipped += done
             for i in range(done, len(stream.conditions)):
+                if not self._may_start(len(stream.conditions) - i):
+                    return
                 job = self._job(stream, i, path, True)
                 result = await self._run_with_retries(job, self.eval_db)
                 if result is None:

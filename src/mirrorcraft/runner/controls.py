@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -387,7 +387,12 @@ def run_controls(
     rule_sets: Sequence[SuiteRef],
     tasks: list[str],
     seed: int = 1,
+    progress: Callable[[ControlRow], None] | None = None,
 ) -> ControlReport:
+    """Every world x rule set x task row, then observability and the changes off every route.
+
+    ``progress`` is called with each row as it is finished.
+    """
     report = ControlReport()
     vanilla = vanilla_rules()
     for world_ref in worlds:
@@ -413,21 +418,22 @@ def run_controls(
                     equal, prefix = twin_prefix(loaded, rules, task, vanilla_runs[task][2], seed)
                     neutral_ok, n = twin_prefix(loaded, rules, task, list(NEUTRAL_SCRIPT), seed)
                     neutral = neutral_ok and n == len(NEUTRAL_SCRIPT)
-                report.rows.append(
-                    ControlRow(
-                        world,
-                        rules_name,
-                        task,
-                        t.budget,
-                        ok,
-                        " | ".join(x.describe() for x in route),
-                        success,
-                        used,
-                        equal,
-                        prefix,
-                        neutral,
-                    )
+                row = ControlRow(
+                    world,
+                    rules_name,
+                    task,
+                    t.budget,
+                    ok,
+                    " | ".join(x.describe() for x in route),
+                    success,
+                    used,
+                    equal,
+                    prefix,
+                    neutral,
                 )
+                report.rows.append(row)
+                if progress is not None:
+                    progress(row)
             if _is_suite(rules_ref):
                 report.observability.extend(observability(loaded, rules_ref))
     loaded_all = [_load(w) for w in worlds]
