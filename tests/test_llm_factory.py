@@ -50,8 +50,8 @@ def test_cache_path_wraps_the_client(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("model", "base_url", "key_env", "overrides", "message"),
     [
-        ("deepseek-v4-flash", None, KEY_ENV, {}, "no base_url"),
-        ("deepseek-v4-flash", "", KEY_ENV, {}, "no base_url"),
+        ("deepseek-v4-flash", None, KEY_ENV, {}, "has no endpoint"),
+        ("deepseek-v4-flash", "", KEY_ENV, {}, "has no endpoint"),
         ("none", "http://x/v1", None, {}, "names none"),
         ("m", "api.example.com/v1", None, {}, "base_url"),
         ("m", "http://x/v1", None, {"retries": 3}, "retries"),
