@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mirrorcraft.agents.base import EpisodeContext
-from mirrorcraft.agents.llm.scripted import PlannerPolicy
+from mirrorcraft.agents.mock_planner import PlannerPolicy
 from mirrorcraft.agents.llm.voyager import MAX_REPAIRS, VoyagerAgent
 from mirrorcraft.agents.llm.voyager_library import (
     LIBRARY_SIZE,

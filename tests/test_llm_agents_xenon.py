@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mirrorcraft.agents.base import EpisodeContext
-from mirrorcraft.agents.llm.scripted import PlannerPolicy
+from mirrorcraft.agents.mock_planner import PlannerPolicy
 from mirrorcraft.agents.llm.xenon import FAILURES_BEFORE_REPLAN, XenonAgent
 from mirrorcraft.agents.llm.xenon_graph import (
     GRAPH_CAPACITY,

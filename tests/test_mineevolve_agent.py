@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mirrorcraft.agents.llm.scripted import PlannerPolicy
+from mirrorcraft.agents.mock_planner import PlannerPolicy
 from mirrorcraft.agents.mineevolve.agent import MineEvolveAgent
 from mirrorcraft.agents.mineevolve.config import MineEvolveConfigError
 from mirrorcraft.agents.registry import MOCK_MODEL, is_known_agent, make_agent
