@@ -100,11 +100,13 @@ def make_agent(
     client: Any = None,
     client_settings: dict[str, Any] | None = None,
     options: dict[str, Any] | None = None,
+    call_budget: int | None = None,
 ) -> Agent:
     """Build a fresh agent. Only the oracle receives the active rules; LLM agents get a client.
 
     ``name`` may carry a variant (``mineevolve[no_curator]``); ``options`` are
     configuration settings (only configurations that take options accept them).
+    ``call_budget`` caps the model calls of each episode (see ``llm.budget``).
     """
     base, variant = split_name(name)
     if variant is not None and variant not in agent_variants(base):
@@ -129,6 +131,10 @@ def make_agent(
                 cache_scope=cache_scope,
                 **(client_settings or {}),
             )
+        if call_budget is not None:
+            from mirrorcraft.llm.budget import BudgetedClient
+
+            client = BudgetedClient(client, call_budget)
         opts = dict(options or {})
         if variant is not None:
             opts["variant"] = variant

@@ -112,3 +112,18 @@ def baseline_settings(name: str, overrides: dict[str, Any] | None = None) -> Any
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
         raise MineEvolveConfigError(f"{name} setting {where!r}: {first['msg']}") from None
+
+
+BASELINE_SECTIONS = ("deps", "jarvis1", "optimus1", "optimus2")
+
+
+def settings_for(agent: str, settings: dict[str, Any] | None) -> dict[str, Any]:
+    """The part of an experiment's ``agent_settings`` one configuration takes.
+
+    MineEvolve takes every section but the baselines' own; a baseline takes the
+    shared sections (executor, monitor, curator) and its own.
+    """
+    doc = dict(settings or {})
+    if agent in BASELINE_SECTIONS:
+        return {k: v for k, v in doc.items() if k in (*SHARED_KEYS, agent)}
+    return {k: v for k, v in doc.items() if k not in BASELINE_SECTIONS}

@@ -143,3 +143,18 @@ def _reflection(
             ),
         }
     )
+
+
+@contract("mineevolve_curate")
+def _curate(policy: PlannerPolicy, obs: Observation, action: dict[str, Any], meta: CallMeta) -> str:
+    """The mock judge accepts what the deterministic checks let through."""
+    candidate = meta.extra.get("candidate", {})
+    return json.dumps(
+        {
+            "accepted": [candidate.get("id", "")],
+            "rejected": [],
+            "retrieved_skills": [],
+            "retrieved_remedies": [],
+            "budget_used": 0,
+        }
+    )
