@@ -198,6 +198,8 @@ class SubgoalAgent(LLMAgent):
             fb = self.monitor.close(obs)
             self.history_fb.append((fb, sg))
             self.stats.feedback(fb)
+            if fb.success:
+                self.completed.append(sg)
         self._awaiting = False
         self.end_episode(obs, succeeded(obs))
         self.stats.store_at_end = self.memory.counts(self.memory_kinds)

@@ -62,7 +62,7 @@ class Optimus1Agent(SubgoalAgent):
 
     def graph_text(self) -> str:
         goals = [*self.goal_items] or self.route[:1]
-        nodes = goal_subgraph(self.memory, goals, self.settings.max_graph_nodes)
+        nodes = goal_subgraph(self.memory, goals, self.settings.max_graph_nodes, self.route)
         return render_graph(nodes)
 
     # -- the experience pool -------------------------------------------------------------------

@@ -130,14 +130,19 @@ def levels(graph: Mapping[str, list[dict[str, Any]]]) -> dict[str, int]:
 
 
 def goal_subgraph(
-    memory: RecordMemory, goals: Iterable[str], limit: int
+    memory: RecordMemory, goals: Iterable[str], limit: int, route: Iterable[str] = ()
 ) -> list[tuple[str, int, list[dict[str, Any]]]]:
-    """(item, level, edges) reachable backwards from the goal items, nearest the goal first."""
+    """(item, level, edges) reachable backwards from the goal items, nearest the goal first.
+
+    Known items of the task's expected ``route`` follow, deepest first, so a goal the graph
+    has never seen made still shows what is known about the way to it.
+    """
     graph = edges_by_output(memory)
     depth = levels(graph)
     seen: set[str] = set()
     order: list[str] = []
-    queue = deque(norm(g) for g in goals)
+    known_route = sorted((i for i in route if i in graph), key=lambda i: (-depth.get(i, 0), i))
+    queue = deque([*(norm(g) for g in goals), *known_route])
     while queue and len(order) < limit:
         item = queue.popleft()
         if item in seen:
