@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections import Counter
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -145,14 +146,12 @@ def test_deps_proximity_and_dependencies() -> None:
     craft = parse_subgoal(TABLE_PICKAXE, 0, 4)
     assert not isinstance(sg, str) and not isinstance(craft, str)
 
-    class Obs:
-        nearby_blocks = [Nearby("oak_log", 6.0)]
-        nearby_entities: list[Nearby] = []
-        nearby_drops: list[Nearby] = []
-        facilities: list[Nearby] = []
+    obs = SimpleNamespace(
+        nearby_blocks=[Nearby("oak_log", 6.0)], nearby_entities=[], nearby_drops=[], facilities=[]
+    )
 
-    assert proximity(craft, Obs()) == 0.0  # type: ignore[arg-type]
-    assert proximity(sg, Obs()) == 6.0  # type: ignore[arg-type]
+    assert proximity(craft, obs) == 0.0  # type: ignore[arg-type]
+    assert proximity(sg, obs) == 6.0  # type: ignore[arg-type]
     raw = [{"needs": []}, {}, {"needs": ["a", "zz"]}]
     assert needs_of(raw, ["a", "b", "c"]) == {"a": (), "b": ("a",), "c": ("a",)}
 
