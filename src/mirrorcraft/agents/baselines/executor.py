@@ -154,7 +154,9 @@ class SubgoalAgent(LLMAgent):
     def load_knowledge(self, ops: Sequence[Mapping[str, Any]], *, writable: bool) -> None:
         """A store's operations the next episode starts from; read-only when not writable."""
         if not self.keeps_memory:
-            raise ValueError(f"{self.method} keeps no memory across episodes")
+            if ops or writable:
+                raise ValueError(f"{self.method} keeps no memory across episodes")
+            return
         self._loaded = [dict(op) for op in ops]
         self._writable = writable
         self._store_attached = True

@@ -1,8 +1,9 @@
 """The baselines' reply contracts for the scripted mock policy (offline tests and smoke runs).
 
 The adaptive planner chooses each action; these writers wrap it in the JSON each
-baseline call expects. JARVIS-1's plan reuses a retrieved example plan from the
-step that matches the planner's action, so its memory visibly shapes later plans;
+baseline call expects. JARVIS-1's plan reuses a retrieved example plan of the same
+task from the step that matches the planner's action, so its memory visibly
+shapes later plans;
 Optimus-1's reflector sends a failed subgoal back once when the planner would
 repeat it, else asks for a new plan.
 """
@@ -51,6 +52,8 @@ def _jarvis1_plan(
     policy: PlannerPolicy, obs: Observation, action: dict[str, Any], meta: CallMeta
 ) -> str:
     for example in meta.extra.get("examples", []):
+        if example.get("task") != obs.progress.task:
+            continue  # another task's plan would lead elsewhere
         steps = list(example.get("steps", []))
         for i, step in enumerate(steps):
             if step.get("action") == action:
