@@ -32,7 +32,7 @@ def test_averages_weight_tasks_not_episodes_and_split_easy_from_hard() -> None:
     assert row["groups"] == {"wooden": 0.0, "iron": 75.0}
     assert row["hard"] == 75.0 and row["easy"] == 0.0
     assert row["overall"] == 50.0  # (0 + 50 + 100) / 3, not 2 of 4 episodes
-    assert row["call_budget_ends"] == 0.0
+    assert row["call_budget_ends"] is None  # no cap was set
 
 
 def test_every_method_is_a_row_and_memory_methods_get_a_cost_row() -> None:

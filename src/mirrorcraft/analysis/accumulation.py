@@ -28,6 +28,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from mirrorcraft.analysis.metrics import configuration_label
 from mirrorcraft.evaluator.tasks import (
     UnknownTaskError,
     get_task,
@@ -114,11 +115,11 @@ def growth(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
 
 
 def method_label(r: EpisodeRecord) -> str:
-    """A method's row label: the agent (rules disclosed marked), or variant@checkpoint."""
+    """A method's row label: the configuration (told the rules: marked), or variant@checkpoint."""
     if r.memory.get("phase") == "eval":
         variant, cp = _key(r)
         return f"{variant}@{cp}"
-    return r.agent if r.disclosure == "hidden" else f"{r.agent} (rules disclosed)"
+    return configuration_label(r.agent, r.disclosure)
 
 
 def methods(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
@@ -137,14 +138,15 @@ def methods(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
         cells.items(), key=lambda kv: (kv[0][0] != "vanilla", kv[0][0], kv[0][1], kv[0][2])
     ):
         ended = sum(1 for r in rs if r.termination == "call_budget")
+        caps = sorted({r.call_budget for r in rs if r.call_budget is not None})
         rows.append(
             {
                 "method": label,
                 "model": model,
                 "rules": rules,
                 **_aggregates(rs, groups),
-                "call_budget": sorted({r.call_budget for r in rs if r.call_budget is not None}),
-                "call_budget_ends": 100.0 * ended / len(rs),
+                "call_budget": caps,
+                "call_budget_ends": 100.0 * ended / len(rs) if caps else None,
             }
         )
     return {

@@ -50,7 +50,7 @@ def methods(s: Summary) -> Table | None:
         f"Model calls per episode were capped at {', '.join(map(str, budgets))}; "
         "'Call cap hit' is the share of episodes that ended on it."
         if budgets
-        else "No call budget was set ('Call cap hit' stays 0)."
+        else "No call budget was set."
     )
     return Table(
         "techtree_methods",

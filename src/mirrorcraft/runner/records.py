@@ -75,8 +75,9 @@ class EpisodeRecord:
     call_budget: int | None = None
     """The cap on model calls per episode the spec set (None: no cap)."""
     memory: dict[str, Any] = field(default_factory=dict)
-    """Agents with a knowledge store (MineEvolve): phase, variant, checkpoint, the store and
-    its version, and the episode's knowledge figures (see docs/mineevolve.md). Empty otherwise."""
+    """MineEvolve and the baselines: the episode's figures (calls by purpose, memory calls,
+    plans, retrieval, store size by kind); in accumulation runs also phase, variant,
+    checkpoint, the store and its version (see docs/mineevolve.md). Empty otherwise."""
     schema_version: int = SCHEMA_VERSION
 
     @property
