@@ -177,8 +177,8 @@ def strategies(s: Summary) -> list[Table]:
         ("strategies_diamond", "Diamond-group tasks"),
     ):
         rows_in = acc.get(key)
-        if not rows_in or len(rows_in) < 2:
-            continue
+        if not rows_in or len(rows_in) < 2 or all(len(r["checkpoints"]) < 2 for r in rows_in):
+            continue  # with one checkpoint each the growth table already says it all
         rows: list[list[Cell]] = [
             [r["variant"], num(r["mean"]), num(r["final"]), count(len(r["checkpoints"]))]
             for r in rows_in

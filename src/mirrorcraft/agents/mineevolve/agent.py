@@ -429,7 +429,8 @@ class MineEvolveAgent(LLMAgent):
 
         The deterministic checks come first; a candidate they would add then goes to
         the model-judged stage (``judge.py``) unless the variant switches it off. A skill
-        that a read-only store could not keep is not judged.
+        that a read-only store could not keep, and a free-text note of the reflection
+        ablation, are not judged.
         """
         target = self.kb if self.kb.writable else KnowledgeBase.of(self.kb.live())
         verdict = self.curator.screen(entry, target, failing)
@@ -438,6 +439,7 @@ class MineEvolveAgent(LLMAgent):
             judged
             and verdict.accepted
             and verdict.reason != "merged"
+            and entry.kind != "reflection"
             and (target is self.kb or entry.kind != "skill")
         ):
             accepted, reason = await self.judge(entry, obs)

@@ -6,7 +6,9 @@ executability, specificity, conflict) under rule checks. By default MineEvolve
 runs both: the deterministic checks of ``curator.py`` first (cheap, and they catch
 what code can decide), then one ``curate`` call per surviving candidate that would
 be written to the store or activated. Merges into an existing entry are not judged
-again. A reply that names the candidate neither accepted nor rejected gets one JSON
+again, and neither are the free-text notes of the text-reflection ablation (the
+stage judges structured skills and remedies). A reply that names the candidate
+neither accepted nor rejected gets one JSON
 repair call; if it is still unusable the candidate is not admitted (reason
 ``judge``). The ``deterministic_curator`` variant skips this stage.
 """
