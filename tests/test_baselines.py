@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from mirrorcraft.agents.baselines.deps import DepsAgent, needs_of, proximity
+from mirrorcraft.agents.baselines.executor import estimate_tokens
 from mirrorcraft.agents.baselines.jarvis1 import Jarvis1Agent
 from mirrorcraft.agents.baselines.memory import MemoryOpError, RecordMemory
 from mirrorcraft.agents.baselines.optimus1 import Optimus1Agent
@@ -203,6 +204,22 @@ def test_jarvis1_memory_moves_through_operations_and_ranks_by_task_then_situatio
     assert agent.score(entry, entry["situation"]) < similar
     with pytest.raises(MemoryOpError):
         RecordMemory.replay([{"op": "put", "id": "x", "record": {"no": "kind"}}])
+
+
+def test_jarvis1_shows_a_long_plan_from_its_start_within_the_token_budget() -> None:
+    agent = Jarvis1Agent("jarvis1", FakeClient(PlannerPolicy(V)), V, options={"memory": "carry"})
+    play(agent, task="obtain_iron_pickaxe")
+    [(key, entry)] = agent.memory.of_kind("plan")
+    long = {**entry, "steps": entry["steps"] * 4}  # four times the plan: far over 512 tokens
+    agent.memory.put(key, long)
+    assert "craft_grid(grid=[birch_planks,birch_planks" in agent.render(entry, 1.0) or (
+        "craft_grid(grid=[oak_planks" in agent.render(entry, 1.0)
+    )
+    obs = agent._last_obs
+    assert obs is not None
+    [(got, _e, text)] = agent.retrieve(obs)
+    assert got == key and "more subgoals)" in text
+    assert estimate_tokens(text + "\n") <= agent.limits.budget_tokens
 
 
 # -- Optimus-1 --------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ subgoals that reached the goal, in order.
   things in sight, plus agreement of the biome. Entries below ``min_score`` are
   dropped; the best are shown, best first, within the same top-K and token budget
   MineEvolve's curator has (mineevolve.yaml ``curator.top_k`` and
-  ``curator.budget_tokens``).
+  ``curator.budget_tokens``). A plan too long for what is left of the budget is
+  shown from its start, as many subgoals as fit.
 - **Planning**: one call (``plan``) with the retrieved plans as examples, at the
   start, when a plan runs out, and after every failed subgoal (re-planning with
   the failure stated, JARVIS-1's self-check).
@@ -55,8 +56,35 @@ def situation_similarity(a: dict[str, Any], b: dict[str, Any]) -> float:
     )
 
 
+def _arg(key: str, value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if key == "grid" and isinstance(value, list) and all(isinstance(r, list) for r in value):
+        rows = "/".join(",".join("_" if c is None else str(c) for c in row) for row in value)
+        return f"[{rows}]"
+    return compact(value)
+
+
+def step_text(step: dict[str, Any]) -> str:
+    """A stored subgoal in a few characters: ``skill(arg=value,...)->check:target:n``."""
+    action = step.get("action", {}) if isinstance(step.get("action"), dict) else {}
+    args = action.get("args", {}) if isinstance(action.get("args"), dict) else {}
+    arg_text = ",".join(f"{k}={_arg(k, v)}" for k, v in sorted(args.items()))
+    checks = []
+    for c in step.get("checks", []):
+        if not isinstance(c, dict):
+            continue
+        target = next((str(c[k]) for k in ("item", "block", "target", "advancement") if k in c), "")
+        checks.append(":".join(str(x) for x in (c.get("type"), target, c.get("n", "")) if x != ""))
+    return f"{action.get('skill')}({arg_text})->{';'.join(checks)}"
+
+
 def step_signature(step: dict[str, Any]) -> str:
     return json.dumps([step.get("action"), step.get("checks")], sort_keys=True)
+
+
+SITUATION_NEAR = 8
+"""Things in sight an example's situation shows (its similarity uses all of them)."""
 
 
 class Jarvis1Agent(SubgoalAgent):
@@ -78,14 +106,21 @@ class Jarvis1Agent(SubgoalAgent):
         sit = situation_similarity(entry.get("situation", {}), situation)
         return round(task_sim + float(self.settings.situation_weight) * sit, 4)
 
-    def render(self, entry: dict[str, Any], score: float) -> str:
-        steps = "; ".join(compact(s) for s in entry.get("steps", []))
+    def render(self, entry: dict[str, Any], score: float, shown: int | None = None) -> str:
+        """An example; with ``shown``, only its first subgoals (the rest are counted)."""
+        all_steps = list(entry.get("steps", []))
+        kept = all_steps if shown is None else all_steps[:shown]
+        steps = " | ".join(step_text(s) for s in kept)
+        if len(kept) < len(all_steps):
+            steps += f" | ... ({len(all_steps) - len(kept)} more subgoals)"
+        situation = dict(entry.get("situation", {}))
+        situation["near"] = list(situation.get("near", []))[:SITUATION_NEAR]
         return self.prompts.render(
             "example",
             {
                 "TASK": str(entry.get("task")),
                 "SCORE": f"{score:.2f}",
-                "SITUATION": compact(entry.get("situation", {})),
+                "SITUATION": compact(situation),
                 "SUPPORT": str(entry.get("support", 1)),
                 "STEPS": steps,
             },
@@ -104,6 +139,10 @@ class Jarvis1Agent(SubgoalAgent):
             if score < self.settings.min_score or len(chosen) >= self.limits.top_k:
                 break
             text = self.render(entry, score)
+            shown = len(entry.get("steps", []))
+            while estimate_tokens(text + "\n") + used > self.limits.budget_tokens and shown > 1:
+                shown -= 1  # a long plan is shown from its start, as far as the budget allows
+                text = self.render(entry, score, shown)
             cost = estimate_tokens(text + "\n")
             if used + cost > self.limits.budget_tokens:
                 continue
