@@ -126,6 +126,22 @@ class Jarvis1Agent(SubgoalAgent):
             },
         )
 
+    def shortened(self, entry: dict[str, Any], score: float, tokens: int) -> str:
+        """The example with as many of its first subgoals as fit in ``tokens`` (at least one)."""
+        steps = list(entry.get("steps", []))
+        room = 4 * tokens - len(self.render(entry, score, 0)) - 40  # the "... more" note
+        shown, used = 0, 0
+        for step in steps:
+            used += len(step_text(step)) + 3
+            if used > room:
+                break
+            shown += 1
+        text = self.render(entry, score, max(shown, 1))
+        while shown > 1 and estimate_tokens(text + "\n") > tokens:
+            shown -= 1
+            text = self.render(entry, score, shown)
+        return text
+
     def retrieve(self, obs: Observation) -> list[tuple[str, dict[str, Any], str]]:
         started = self.timed()
         situation = situation_of(obs)
@@ -139,10 +155,9 @@ class Jarvis1Agent(SubgoalAgent):
             if score < self.settings.min_score or len(chosen) >= self.limits.top_k:
                 break
             text = self.render(entry, score)
-            shown = len(entry.get("steps", []))
-            while estimate_tokens(text + "\n") + used > self.limits.budget_tokens and shown > 1:
-                shown -= 1  # a long plan is shown from its start, as far as the budget allows
-                text = self.render(entry, score, shown)
+            left = self.limits.budget_tokens - used
+            if estimate_tokens(text + "\n") > left:
+                text = self.shortened(entry, score, left)
             cost = estimate_tokens(text + "\n")
             if used + cost > self.limits.budget_tokens:
                 continue
