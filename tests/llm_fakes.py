@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mirrorcraft.agents.llm.scripted import PlannerPolicy
+from mirrorcraft.agents.mock_planner import PlannerPolicy
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
 from mirrorcraft.datapack.suites import compiled, find_suite
 from mirrorcraft.evaluator.tasks import get_task

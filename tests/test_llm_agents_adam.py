@@ -18,7 +18,7 @@ from mirrorcraft.agents.llm.adam_causal import (
     plan_probe,
     sample_key,
 )
-from mirrorcraft.agents.llm.scripted import PlannerPolicy
+from mirrorcraft.agents.mock_planner import PlannerPolicy
 from mirrorcraft.backends.rulesets import vanilla_rules
 from mirrorcraft.llm.base import CallMeta, Message
 from tests.llm_fakes import HIDDEN_PHRASES, episode

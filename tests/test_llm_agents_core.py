@@ -11,8 +11,8 @@ import pytest
 from mirrorcraft.agents.llm.direct import DirectAgent
 from mirrorcraft.agents.llm.react import TRACE_LENGTH, ReActAgent
 from mirrorcraft.agents.llm.reflexion import LESSON_TTL, MAX_LESSONS, MAX_REVIEWS, ReflexionAgent
-from mirrorcraft.agents.llm.scripted import PlannerPolicy
 from mirrorcraft.agents.llm.templates import TemplateError, load_template
+from mirrorcraft.agents.mock_planner import PlannerPolicy
 from mirrorcraft.backends.rulesets import vanilla_rules
 from mirrorcraft.datapack.suites import compiled, find_suite
 from mirrorcraft.llm.base import CallMeta, Message

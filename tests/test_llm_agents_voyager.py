@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from mirrorcraft.agents.base import EpisodeContext
-from mirrorcraft.agents.llm.scripted import PlannerPolicy
 from mirrorcraft.agents.llm.voyager import MAX_REPAIRS, VoyagerAgent
 from mirrorcraft.agents.llm.voyager_library import (
     LIBRARY_SIZE,
@@ -19,6 +18,7 @@ from mirrorcraft.agents.llm.voyager_library import (
     check_success,
     parse_program,
 )
+from mirrorcraft.agents.mock_planner import PlannerPolicy
 from mirrorcraft.backends.rulesets import vanilla_rules
 from mirrorcraft.llm.base import CallMeta, Message
 from tests.llm_fakes import HIDDEN_PHRASES, episode

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from mirrorcraft.agents.base import EpisodeContext
-from mirrorcraft.agents.llm.scripted import PlannerPolicy
 from mirrorcraft.agents.llm.xenon import FAILURES_BEFORE_REPLAN, XenonAgent
 from mirrorcraft.agents.llm.xenon_graph import (
     GRAPH_CAPACITY,
@@ -17,6 +16,7 @@ from mirrorcraft.agents.llm.xenon_graph import (
     DependencyGraph,
     MemoryEntry,
 )
+from mirrorcraft.agents.mock_planner import PlannerPolicy
 from mirrorcraft.backends.rulesets import vanilla_rules
 from mirrorcraft.llm.base import CallMeta, Message
 from tests.llm_fakes import HIDDEN_PHRASES, episode

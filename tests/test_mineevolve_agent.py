@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from mirrorcraft.agents.llm.scripted import PlannerPolicy
 from mirrorcraft.agents.mineevolve.agent import MineEvolveAgent
 from mirrorcraft.agents.mineevolve.config import MineEvolveConfigError
+from mirrorcraft.agents.mock_planner import PlannerPolicy
 from mirrorcraft.agents.registry import MOCK_MODEL, is_known_agent, make_agent
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
 from mirrorcraft.evaluator.tasks import get_task
@@ -104,6 +104,8 @@ def scripted_repair(messages: Sequence[Message], meta: CallMeta | None) -> str:
     if meta.purpose == "repair":
         # The reply claims to keep nothing: the adaptor still keeps the completed prefix.
         return json.dumps({"kept_prefix": [], "repaired_suffix": [SUBGOALS["planks"]]})
+    if meta.purpose == "curate":
+        return json.dumps({"accepted": [meta.extra["candidate"]["id"]], "rejected": []})
     return "{}"
 
 

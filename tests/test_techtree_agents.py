@@ -42,7 +42,7 @@ def test_the_goal_is_the_advancement_item_or_its_tag() -> None:
         ("vanilla", "obtain_redstone_torch"),
         ("vanilla", "obtain_golden_helmet"),
         ("M04", "obtain_iron_chestplate"),
-        ("M03", "obtain_enchanting_table"),
+        ("M03", "obtain_diamond_leggings"),
         # Fuel: chests and tables are not burnt, so it gets fuel before it smelts.
         ("M01", "obtain_hopper"),
         # Nether gold ore is not in the overworld: after a sweep it stops looking for it.

@@ -33,7 +33,9 @@ def test_the_table_has_seven_groups_and_seventy_single_milestone_tasks() -> None
     tasks = techtree_tasks()
     assert len(tasks) == 70
     assert sum(len(tasks_in_group(g)) for g in GROUPS) == 70
-    assert all(9 <= len(tasks_in_group(g)) <= 11 for g in GROUPS)
+    # The paper averages its Diamond group over seven tasks; the other groups hold 10-12.
+    assert len(tasks_in_group("diamond")) == 7
+    assert all(10 <= len(tasks_in_group(g)) <= 12 for g in GROUPS if g != "diamond")
     for task_id in tasks:
         task = get_task(task_id)
         assert task.suite == TECHTREE and task.group in GROUPS
@@ -129,3 +131,21 @@ def test_the_gym_registry_stays_on_the_progression_tasks() -> None:
     env = make("plains-1@M04/obtain_stick")
     obs, info = env.reset(seed=1)
     assert obs.progress.next_milestone == "techtree:stick" and info["budget"] == env.task.budget
+
+
+def test_easy_and_hard_groups_and_the_families_the_body_cannot_do() -> None:
+    from mirrorcraft.body.actions import skill_specs
+    from mirrorcraft.evaluator.tasks import techtree_difficulty, techtree_file
+
+    assert techtree_difficulty() == {
+        "easy": ["wooden", "stone", "gold"],
+        "hard": ["iron", "redstone", "diamond", "armour"],
+    }
+    outside = {o.family.split()[0]: o for o in techtree_file().outside_body}
+    assert {"eating", "repairing", "trading"} <= set(outside)
+    skills = set(skill_specs())
+    for family in techtree_file().outside_body:
+        assert family.reason and not set(family.missing_skills) & skills, family.family
+    # No listed task belongs to one of those families.
+    words = ("eat", "repair", "trade")
+    assert not [t for t in techtree_tasks() if set(t.split("_")) & set(words)]

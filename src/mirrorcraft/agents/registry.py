@@ -19,8 +19,17 @@ LLM_AGENTS: dict[str, str] = {
     "xenon": "mirrorcraft.agents.llm.xenon:XenonAgent",
     "adam": "mirrorcraft.agents.llm.adam:AdamAgent",
     "mineevolve": "mirrorcraft.agents.mineevolve.agent:MineEvolveAgent",
+    "deps": "mirrorcraft.agents.baselines.deps:DepsAgent",
+    "jarvis1": "mirrorcraft.agents.baselines.jarvis1:Jarvis1Agent",
+    "optimus1": "mirrorcraft.agents.baselines.optimus1:Optimus1Agent",
+    "optimus2": "mirrorcraft.agents.baselines.optimus2:Optimus2Agent",
 }
-"""Configuration name -> "module:class". ReAct with rules is ``react`` in the disclosed condition."""
+"""Configuration name -> "module:class". ReAct with rules is ``react`` in the disclosed condition.
+``deps``, ``jarvis1``, ``optimus1`` and ``optimus2`` are the MineEvolve paper's baselines
+(``agents/baselines/``)."""
+
+MEMORY_AGENTS = ("mineevolve", "jarvis1", "optimus1")
+"""Configurations whose memory can persist across episodes in a knowledge store."""
 
 MOCK_MODEL = "mock-planner"
 """A model name served offline by the scripted mock (the adaptive planner speaking each
@@ -91,11 +100,13 @@ def make_agent(
     client: Any = None,
     client_settings: dict[str, Any] | None = None,
     options: dict[str, Any] | None = None,
+    call_budget: int | None = None,
 ) -> Agent:
     """Build a fresh agent. Only the oracle receives the active rules; LLM agents get a client.
 
     ``name`` may carry a variant (``mineevolve[no_curator]``); ``options`` are
     configuration settings (only configurations that take options accept them).
+    ``call_budget`` caps the model calls of each episode (see ``llm.budget``).
     """
     base, variant = split_name(name)
     if variant is not None and variant not in agent_variants(base):
@@ -105,7 +116,7 @@ def make_agent(
         return agent
     if base in LLM_AGENTS and _available(base):
         if client is None and model == MOCK_MODEL:
-            from mirrorcraft.agents.llm.scripted import PlannerPolicy
+            from mirrorcraft.agents.mock_planner import PlannerPolicy
             from mirrorcraft.llm.mock import MockLLM
 
             client = MockLLM(PlannerPolicy(vanilla), model=MOCK_MODEL)
@@ -120,6 +131,10 @@ def make_agent(
                 cache_scope=cache_scope,
                 **(client_settings or {}),
             )
+        if call_budget is not None:
+            from mirrorcraft.llm.budget import BudgetedClient
+
+            client = BudgetedClient(client, call_budget)
         opts = dict(options or {})
         if variant is not None:
             opts["variant"] = variant

@@ -1,4 +1,5 @@
-"""``mirrorcraft run SPEC`` for ``kind: accumulation`` specs (MineEvolve knowledge experiments)."""
+"""``mirrorcraft run SPEC`` for ``kind: accumulation`` specs (knowledge experiments: MineEvolve,
+its ablations and the baselines that keep memory)."""
 
 from __future__ import annotations
 
@@ -65,10 +66,17 @@ def validate(spec: AccumulationSpec) -> None:
         plan_streams(spec)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    from mirrorcraft.agents.baselines.config import (
+        BASELINE_SECTIONS,
+        baseline_settings,
+        settings_for,
+    )
     from mirrorcraft.agents.mineevolve.config import MineEvolveConfigError, make_config
 
     try:
-        make_config("full", spec.agent_settings)
+        make_config("full", settings_for("mineevolve", spec.agent_settings))
+        for name in BASELINE_SECTIONS:
+            baseline_settings(name, settings_for(name, spec.agent_settings))
     except MineEvolveConfigError as exc:
         raise UserError(f"agent_settings: {exc}") from None
     from mirrorcraft.llm.base import LLMConfigError
@@ -85,7 +93,9 @@ def validate(spec: AccumulationSpec) -> None:
 
 def run_accumulation(args: argparse.Namespace, raw: dict[str, Any], source: str) -> int:
     if args.agent:
-        raise UserError("--agent does not apply to an accumulation spec (it runs MineEvolve)")
+        raise UserError(
+            "--agent does not apply to an accumulation spec (its variants name their agents)"
+        )
     if getattr(args, "backend", None) not in (None, "sim"):
         raise UserError(
             "accumulation experiments run on the embedded simulator only (--backend sim)"

@@ -51,14 +51,29 @@ class TechTreeEntry(BaseModel):
     budget: int = Field(ge=1, le=10_000)
 
 
+class OutsideBody(BaseModel):
+    """A task family of MineEvolve's suite that the body cannot do (so none is listed)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    family: str
+    missing_skills: tuple[str, ...] = ()
+    reason: str
+
+
 class TechTreeFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     schema_version: Literal[1]
     groups: tuple[str, ...] = Field(min_length=1)
+    hard_groups: tuple[str, ...] = ()
+    """The groups MineEvolve's Hard Avg. pools; the other groups make its Easy Avg."""
+    outside_body: tuple[OutsideBody, ...] = ()
     tasks: tuple[TechTreeEntry, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> TechTreeFile:
+        unknown = sorted(set(self.hard_groups) - set(self.groups))
+        if unknown:
+            raise ValueError(f"hard_groups names groups that are not listed: {unknown}")
         seen: set[str] = set()
         for entry in self.tasks:
             if entry.group not in self.groups:
@@ -184,6 +199,15 @@ def techtree_tasks() -> list[str]:
 def techtree_groups() -> list[str]:
     """The tech-tree groups in curriculum order (wooden first)."""
     return list(techtree_file().groups)
+
+
+def techtree_difficulty() -> dict[str, list[str]]:
+    """The groups of MineEvolve's Easy Avg. and Hard Avg., in curriculum order."""
+    f = techtree_file()
+    return {
+        "easy": [g for g in f.groups if g not in f.hard_groups],
+        "hard": [g for g in f.groups if g in f.hard_groups],
+    }
 
 
 def tasks_in_group(group: str) -> list[str]:

@@ -1,4 +1,5 @@
-"""Tables of the knowledge-accumulation section (``summary["accumulation"]``)."""
+"""Tables of the MineEvolve paper's shape (``summary["accumulation"]``): methods by tech-tree
+group with Easy/Hard/Overall, knowledge accumulation per checkpoint, memory size and cost."""
 
 from __future__ import annotations
 
@@ -13,6 +14,54 @@ def _acc(s: Summary) -> dict[str, Any]:
     return s.get("accumulation") or {}
 
 
+def _averages_note(g: dict[str, Any]) -> str:
+    easy = ", ".join(g.get("easy_groups", [])) or "(none present)"
+    hard = ", ".join(g.get("hard_groups", [])) or "(none present)"
+    return (
+        f"Easy avg. pools {easy}; Hard avg. pools {hard}. Every average is over tasks (each "
+        "task's success rate counts once), so a group weighs as many tasks as it has."
+    )
+
+
+def methods(s: Summary) -> Table | None:
+    m = _acc(s).get("methods")
+    if not m or not m["rows"]:
+        return None
+    groups = m["groups"]
+    many_models = len({r["model"] for r in m["rows"]}) > 1
+    many_rules = len({r["rules"] for r in m["rows"]}) > 1
+    labels = ["Method", *(["Model"] if many_models else []), *(["Rules"] if many_rules else [])]
+    rows: list[list[Cell]] = [
+        [
+            r["method"],
+            *([r["model"]] if many_models else []),
+            *([r["rules"]] if many_rules else []),
+            *(num(r["groups"][x]) for x in groups),
+            num(r["easy"]),
+            num(r["hard"]),
+            num(r["overall"]),
+            num(r["call_budget_ends"]),
+            count(r["episodes"]),
+        ]
+        for r in m["rows"]
+    ]
+    budgets = sorted({b for r in m["rows"] for b in r["call_budget"]})
+    cap = (
+        f"Model calls per episode were capped at {', '.join(map(str, budgets))}; "
+        "'Call cap hit' is the share of episodes that ended on it."
+        if budgets
+        else "No call budget was set."
+    )
+    return Table(
+        "techtree_methods",
+        "Tech-tree success rate (%) by task group, with Easy avg., Hard avg. and Overall",
+        [*labels, *groups, "Easy avg.", "Hard avg.", "Overall", "Call cap hit (%)", "Episodes"],
+        rows,
+        left=len(labels),
+        notes=[_averages_note(m), cap],
+    )
+
+
 def growth(s: Summary) -> Table | None:
     g = _acc(s).get("growth")
     if not g or not g["rows"]:
@@ -23,6 +72,7 @@ def growth(s: Summary) -> Table | None:
             r["variant"],
             count(r["checkpoint"]),
             *(num(r["groups"][x]) for x in groups),
+            num(r["easy"]),
             num(r["hard"]),
             num(r["overall"]),
             count(r["episodes"]),
@@ -32,14 +82,21 @@ def growth(s: Summary) -> Table | None:
     return Table(
         "accumulation_growth",
         "Knowledge accumulation: success rate (%) by task group at each store checkpoint",
-        ["Variant", "Episodes learned", *groups, "Hard avg.", "Overall", "Eval episodes"],
+        [
+            "Variant",
+            "Episodes learned",
+            *groups,
+            "Easy avg.",
+            "Hard avg.",
+            "Overall",
+            "Eval episodes",
+        ],
         rows,
         left=1,
         notes=[
             "The store is frozen after the given number of training episodes and read without "
             "updates during evaluation (unless the spec sets eval.updates).",
-            f"Hard avg. pools the groups {', '.join(g['hard_groups']) or '(none present)'}; "
-            "averages weight tasks, not groups.",
+            _averages_note(g),
         ],
     )
 
@@ -51,11 +108,13 @@ def overhead(s: Summary) -> Table | None:
     rows: list[list[Cell]] = [
         [
             r["variant"],
-            count(r["checkpoint"]),
-            num(r["skills"]),
-            num(r["remedies"]),
+            "episode only" if r["checkpoint"] is None else count(r["checkpoint"]),
+            num(r.get("entries")),
+            ", ".join(f"{k} {v:.1f}" for k, v in r.get("kinds", {}).items()) or None,
+            num(r.get("entries_at_end")),
             num(r["retrieved_tokens"]),
             num(r["retrieval_ms"], 3),
+            num(r.get("memory_calls")),
             num(r["calls"]),
             num(r["tokens"], 0),
         ]
@@ -63,21 +122,28 @@ def overhead(s: Summary) -> Table | None:
     ]
     return Table(
         "accumulation_overhead",
-        "Knowledge store size and retrieval cost at each checkpoint (per evaluation episode)",
+        "Memory size and cost per method that keeps memory (means per evaluation episode)",
         [
-            "Variant",
+            "Method",
             "Episodes learned",
-            "Skills",
-            "Remedies/notes",
+            "Entries",
+            "By kind",
+            "Entries at end",
             "Retrieved tokens",
             "Retrieval ms",
+            "Memory calls",
             "Model calls",
             "Tokens",
         ],
         rows,
+        left=2,
         notes=[
-            "Retrieved tokens and retrieval time are means per retrieval; the curator never "
-            "exceeds its token budget (curator.budget_tokens).",
+            "Entries: the memory an episode started from (a frozen checkpoint, or empty when "
+            "memory lasts one episode). Retrieved tokens and retrieval time are means per "
+            "retrieval, within the shared budget (mineevolve.yaml curator.budget_tokens).",
+            "Memory calls: model calls spent building or consulting memory beyond planning and "
+            "acting (MineEvolve: skill, remedy, reflection and curate calls; Optimus-1: "
+            "reflector calls; JARVIS-1 grows its memory without calls).",
         ],
     )
 
@@ -111,8 +177,8 @@ def strategies(s: Summary) -> list[Table]:
         ("strategies_diamond", "Diamond-group tasks"),
     ):
         rows_in = acc.get(key)
-        if not rows_in or len(rows_in) < 2:
-            continue
+        if not rows_in or len(rows_in) < 2 or all(len(r["checkpoints"]) < 2 for r in rows_in):
+            continue  # with one checkpoint each the growth table already says it all
         rows: list[list[Cell]] = [
             [r["variant"], num(r["mean"]), num(r["final"]), count(len(r["checkpoints"]))]
             for r in rows_in
@@ -138,15 +204,15 @@ def training(s: Summary) -> Table | None:
             count(r["episodes"]),
             num(r["success"]),
             " ".join("-" if x is None else f"{x:.0f}" for x in r["curve"]),
-            count(r["skills"]),
-            count(r["remedies"]),
+            count(r.get("entries", 0)),
+            ", ".join(f"{k} {v}" for k, v in r.get("kinds", {}).items()) or None,
         ]
         for r in rows_in
     ]
     return Table(
         "accumulation_training",
         "Training streams: success (%) overall and by tenths of the stream, final store size",
-        ["Variant", "Episodes", "Success", "By tenths", "Skills", "Remedies/notes"],
+        ["Variant", "Episodes", "Success", "By tenths", "Entries", "By kind"],
         rows,
         left=1,
     )
@@ -154,7 +220,7 @@ def training(s: Summary) -> Table | None:
 
 def accumulation_tables(s: Summary) -> list[Table]:
     out: list[Table] = []
-    for made in (growth(s), overhead(s), regimes(s), *strategies(s), training(s)):
+    for made in (methods(s), growth(s), overhead(s), regimes(s), *strategies(s), training(s)):
         if made is not None:
             out.append(made)
     return out

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mirrorcraft.agents.baselines.config import settings_for
 from mirrorcraft.agents.mineevolve.store import KnowledgeStore
 from mirrorcraft.runner.accumulation import AccumulationSpec, Stream, plan_streams
 from mirrorcraft.runner.executor import MAX_ATTEMPTS, Job, MemoryPlan, run_job, run_job_async
@@ -75,7 +76,7 @@ class AccumulationRunner:
         for cfg in models.values():
             cfg["cache_path"] = out / "llm_cache.sqlite"
         self.models = models
-        self.options = {"settings": spec.agent_settings} if spec.agent_settings else None
+        self.settings = dict(spec.agent_settings)
         self._pool: ProcessPoolExecutor | None = None
         self._limit: asyncio.Semaphore | None = None
 
@@ -150,6 +151,7 @@ class AccumulationRunner:
         c = stream.conditions[index]
         info = {
             "phase": stream.phase,
+            "agent": stream.agent,
             "variant": stream.variant,
             "switches": stream.switches,
             "checkpoint": stream.checkpoint,
@@ -158,14 +160,15 @@ class AccumulationRunner:
             "store": store.name if store is not None else None,
             "store_updates": writable,
         }
+        settings = settings_for(stream.agent, self.settings)
         return Job(
             c,
             self.spec.name,
             self.spec.hash,
             dict(self.models.get(c.model, {})),
             MemoryPlan(str(store) if store is not None else None, writable, info),
-            agent_name=f"mineevolve[{stream.switches}]",
-            agent_options=self.options,
+            agent_name=stream.agent_name,
+            agent_options={"settings": settings} if settings else None,
         )
 
     def _may_start(self, left_in_stream: int) -> bool:

@@ -12,6 +12,10 @@ checkpoints, and Vanilla and Mirror twins share seeds, so every comparison is pa
 A variant is a name, optionally with its own MineEvolve switches (an ablation in
 ``mineevolve.yaml``) and its own training tasks; ``train: none`` means it never
 learns (a cold start), which is also the checkpoint-0 condition of every variant.
+A variant may run another configuration (``agent:``): a baseline with memory
+(``jarvis1``, ``optimus1``) trains and freezes its own store exactly as MineEvolve
+does; one without (``deps``, ``optimus2``) must say ``train: none`` and is
+evaluated on the same conditions and seeds, so every method is paired.
 Training a store in Vanilla worlds and evaluating in Mirror twins is the transfer
 case: ``train.rules: [vanilla]`` with Mirror suites in ``eval.rules``.
 """
@@ -100,6 +104,8 @@ class EvalSpec(_Strict):
 
 class VariantSpec(_Strict):
     name: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
+    agent: str = AGENT
+    """The configuration: mineevolve (default) or a baseline (deps, jarvis1, optimus1, optimus2)."""
     switches: str = ""
     """A MineEvolve variant from mineevolve.yaml (default: the name if it is one, else full)."""
     train: dict[str, Any] | Literal["none", "inherit"] = "inherit"
@@ -132,6 +138,8 @@ class AccumulationSpec(_Strict):
     budgets: dict[str, int] = {}
     budget: int | None = Field(None, ge=1, le=MAX_BUDGET, strict=True)
     seed: int = 0
+    call_budget: int | None = Field(None, ge=1, le=1_000_000)
+    """Model calls one episode may make (training and evaluation), the same for every variant."""
 
     @field_validator("budgets", mode="before")
     @classmethod
@@ -155,14 +163,29 @@ class AccumulationSpec(_Strict):
         if len(set(names)) != len(names):
             raise ValueError("variant names must be unique")
         by_name = {v.name: v for v in self.variants}
+        from mirrorcraft.agents.registry import LLM_AGENTS, MEMORY_AGENTS
+
         for v in self.variants:
+            if v.agent not in LLM_AGENTS:
+                raise ValueError(f"variant {v.name!r}: unknown agent {v.agent!r}")
+            if v.agent != AGENT and v.switches:
+                raise ValueError(f"variant {v.name!r}: switches apply to mineevolve only")
+            if v.agent not in MEMORY_AGENTS and (
+                self.train_for(v) is not None or v.start_from or v.store_of
+            ):
+                raise ValueError(
+                    f"variant {v.name!r}: {v.agent} keeps no memory across episodes; "
+                    "give it train: none"
+                )
+            if v.store_of is not None and by_name.get(v.store_of, v).agent != v.agent:
+                raise ValueError(f"variant {v.name!r}: store_of must name a variant of {v.agent}")
             if v.store_of is not None:
                 src = by_name.get(v.store_of)
                 if src is None or src.store_of is not None or self.train_for(src) is None:
                     raise ValueError(
                         f"variant {v.name!r}: store_of must name a variant that trains its own store"
                     )
-            if self.switches(v) not in known:
+            if v.agent == AGENT and self.switches(v) not in known:
                 raise ValueError(
                     f"variant {v.name!r}: unknown switches {self.switches(v)!r} "
                     f"(known: {', '.join(known)})"
@@ -179,8 +202,11 @@ class AccumulationSpec(_Strict):
 
     @staticmethod
     def switches(v: VariantSpec) -> str:
+        """The MineEvolve variant a mineevolve variant runs ("" for other configurations)."""
         from mirrorcraft.agents.mineevolve.config import default_config
 
+        if v.agent != AGENT:
+            return ""
         if v.switches:
             return v.switches
         return v.name if v.name in default_config().variants else "full"
@@ -228,12 +254,19 @@ class Stream:
     """The variant whose store and snapshots this stream uses (itself unless ``store_of``)."""
     frozen_after: int | None = None
     """Training: episodes after this many run without updating the store."""
+    agent: str = AGENT
+    """The configuration the stream's episodes run."""
+
+    @property
+    def agent_name(self) -> str:
+        """What the registry builds: ``mineevolve[<switches>]`` or the baseline's name."""
+        return f"{AGENT}[{self.switches}]" if self.agent == AGENT else self.agent
 
 
-def agent_label(variant: str, phase: str, checkpoint: int | None) -> str:
+def agent_label(variant: str, phase: str, checkpoint: int | None, agent: str = AGENT) -> str:
     if phase == "train":
-        return f"{AGENT}:{variant}:train"
-    return f"{AGENT}:{variant}@{checkpoint}"
+        return f"{agent}:{variant}:train"
+    return f"{agent}:{variant}@{checkpoint}"
 
 
 def training_stream(spec: AccumulationSpec, v: VariantSpec, model: str) -> Stream | None:
@@ -241,7 +274,7 @@ def training_stream(spec: AccumulationSpec, v: VariantSpec, model: str) -> Strea
     if train is None:
         return None
     pattern = train.pattern()
-    label = agent_label(v.name, "train", None)
+    label = agent_label(v.name, "train", None, v.agent)
     held = set(spec.eval.tasks) if train.hold_out else set()
     pools = [sorted(set(p) - held) for p in train.tasks]
     if any(not p for p in pools):
@@ -260,7 +293,9 @@ def training_stream(spec: AccumulationSpec, v: VariantSpec, model: str) -> Strea
         budget = spec.budget_for(task)
         seed = episode_seed(spec.seed, world, task, "train", model, budget, i)
         conditions.append(
-            EpisodeCondition(world, rules, task, label, model, "hidden", budget, i, seed)
+            EpisodeCondition(
+                world, rules, task, label, model, "hidden", budget, i, seed, spec.call_budget
+            )
         )
     snapshots = {m: f"{v.name}@{m}.sqlite" for m in spec.checkpoints}
     return Stream(
@@ -274,6 +309,7 @@ def training_stream(spec: AccumulationSpec, v: VariantSpec, model: str) -> Strea
         snapshots,
         v.name,
         v.freeze_after,
+        v.agent,
     )
 
 
@@ -281,7 +317,7 @@ def evaluation_streams(
     spec: AccumulationSpec, v: VariantSpec, model: str, checkpoint: int
 ) -> list[Stream]:
     e = spec.eval
-    label = agent_label(v.name, "eval", checkpoint)
+    label = agent_label(v.name, "eval", checkpoint, v.agent)
     by_rules: dict[str, list[EpisodeCondition]] = {r: [] for r in e.rules}
     ordered: list[EpisodeCondition] = []
     for world in e.worlds:
@@ -291,7 +327,16 @@ def evaluation_streams(
                 seed = episode_seed(spec.seed, world, task, AGENT, model, budget, rep)
                 for rules in e.rules:
                     c = EpisodeCondition(
-                        world, rules, task, label, model, "hidden", budget, rep, seed
+                        world,
+                        rules,
+                        task,
+                        label,
+                        model,
+                        "hidden",
+                        budget,
+                        rep,
+                        seed,
+                        spec.call_budget,
                     )
                     by_rules[rules].append(c)
                     ordered.append(c)
@@ -299,13 +344,19 @@ def evaluation_streams(
     sw = spec.switches(v)
     source = v.store_of or v.name
     updates = e.updates if v.eval_updates is None else v.eval_updates
+    from mirrorcraft.agents.registry import MEMORY_AGENTS
+
+    if v.agent not in MEMORY_AGENTS:
+        updates = False  # nothing to carry: the configuration keeps no memory
     if not updates:
         return [
-            Stream(f"{base}/{i}", v.name, sw, "eval", checkpoint, [c], False, {}, source)
+            Stream(
+                f"{base}/{i}", v.name, sw, "eval", checkpoint, [c], False, {}, source, None, v.agent
+            )
             for i, c in enumerate(ordered)
         ]
     return [
-        Stream(f"{base}/{r}", v.name, sw, "eval", checkpoint, cs, True, {}, source)
+        Stream(f"{base}/{r}", v.name, sw, "eval", checkpoint, cs, True, {}, source, None, v.agent)
         for r, cs in by_rules.items()
     ]
 

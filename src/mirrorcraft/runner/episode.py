@@ -1,7 +1,8 @@
 """The episode loop: reset a fresh world copy, let the agent act until the episode ends.
 
-Ends on the final milestone (success), an exhausted budget, death, or the agent
-having no executable action. Returns the episode record and the full step trace.
+Ends on the final milestone (success), an exhausted budget, death, the agent
+having no executable action, or the agent asking for a model call beyond the
+episode's call budget (``call_budget``). Returns the episode record and the full step trace.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from mirrorcraft.body.actions import Action, parse_action
 from mirrorcraft.body.body import action_signature
 from mirrorcraft.evaluator.tasks import Task
 from mirrorcraft.faults import InfrastructureFault
+from mirrorcraft.llm.budget import CallBudgetExhausted
 from mirrorcraft.redact import redact_text
 from mirrorcraft.rules.ruleset import RuleSet
 from mirrorcraft.runner.records import EncounterRecord, EpisodeRecord, StepRecord
@@ -38,6 +40,7 @@ class EpisodeSpec:
     repetition: int
     seed: int
     spec_hash: str = ""
+    call_budget: int | None = None
 
 
 def _memory_stats(agent: Agent) -> dict[str, Any]:
@@ -93,6 +96,12 @@ async def run_episode(
             decision = await agent.act(obs)
         except InfrastructureFault:
             raise
+        except CallBudgetExhausted:
+            termination = "call_budget"
+            leftover = getattr(agent, "unreported_usage", None)
+            if isinstance(leftover, Usage):
+                usage.add(leftover)
+            break
         except Exception as exc:  # the agent's own failure is an outcome, not a fault
             termination = "agent_error"
             agent_error = redact_text(f"{type(exc).__name__}: {exc}")[:500]
@@ -144,6 +153,7 @@ async def run_episode(
         model=spec.model,
         disclosure=spec.disclosure,
         budget=spec.task.budget,
+        call_budget=spec.call_budget,
         repetition=spec.repetition,
         seed=spec.seed,
         score=ev.score(),

@@ -88,6 +88,8 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
         name = job.agent_name or c.agent
         if needs_model(name):
             extra = {"cache_scope": c.episode_id, "client_settings": overrides}
+            if c.call_budget is not None:
+                extra["call_budget"] = c.call_budget
         if job.agent_options:
             extra["options"] = job.agent_options
         agent = make_agent(name, active=active, vanilla=vanilla, model=c.model, **settings, **extra)
@@ -106,6 +108,7 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
             c.repetition,
             c.seed,
             job.spec_hash,
+            c.call_budget,
         )
         backend_episode = None
         try:
@@ -140,7 +143,9 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
                 await close_client(client)
         if job.memory is None:
             return ("ok", (record, steps))
-        delta = agent.knowledge_delta() if job.memory.writable else []  # type: ignore[attr-defined]
+        from mirrorcraft.agents.memory import episode_delta
+
+        delta = episode_delta(agent) if job.memory.writable else []
         record.memory = {**record.memory, **job.memory.info, "store_version": version}
         return ("ok", (record, steps, delta))
     except InfrastructureFault as exc:
@@ -153,19 +158,12 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
 
 
 def _load_memory(agent: Any, memory: MemoryPlan | None) -> int:
-    """Give the agent its store's entries; returns the store version read (0: empty start)."""
+    """Give the agent its store's memory; returns the store version read (0: empty start)."""
     if memory is None:
         return 0
-    if not hasattr(agent, "load_knowledge"):
-        raise ValueError(f"agent {agent.name!r} keeps no knowledge store")
-    if memory.store is None:
-        agent.load_knowledge([], writable=memory.writable)
-        return 0
-    from mirrorcraft.agents.mineevolve.store import KnowledgeStore
+    from mirrorcraft.agents.memory import load_store
 
-    with KnowledgeStore.open(memory.store, read_only=True) as store:
-        agent.load_knowledge(store.entries(), writable=memory.writable)
-        return store.version
+    return load_store(agent, memory.store, memory.writable)
 
 
 def run_job(job: Job) -> tuple[str, Any]:

@@ -13,8 +13,9 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 
-TERMINATIONS = ("success", "budget", "death", "no_action", "agent_error")
-"""Evaluation outcomes. Infrastructure faults are not outcomes: they are rerun."""
+TERMINATIONS = ("success", "budget", "death", "no_action", "agent_error", "call_budget")
+"""Evaluation outcomes. Infrastructure faults are not outcomes: they are rerun.
+``call_budget``: the agent asked for a model call beyond the episode's call budget."""
 
 
 @dataclass
@@ -71,9 +72,12 @@ class EpisodeRecord:
     wall_seconds: float = 0.0
     agent_error: str = ""
     """When termination is agent_error: what went wrong inside the agent."""
+    call_budget: int | None = None
+    """The cap on model calls per episode the spec set (None: no cap)."""
     memory: dict[str, Any] = field(default_factory=dict)
-    """Agents with a knowledge store (MineEvolve): phase, variant, checkpoint, the store and
-    its version, and the episode's knowledge figures (see docs/mineevolve.md). Empty otherwise."""
+    """MineEvolve and the baselines: the episode's figures (calls by purpose, memory calls,
+    plans, retrieval, store size by kind); in accumulation runs also phase, variant,
+    checkpoint, the store and its version (see docs/mineevolve.md). Empty otherwise."""
     schema_version: int = SCHEMA_VERSION
 
     @property

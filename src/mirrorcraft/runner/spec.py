@@ -24,6 +24,7 @@ from pydantic import (
     field_validator,
 )
 
+from mirrorcraft.agents.registry import needs_model
 from mirrorcraft.evaluator.tasks import (
     MAX_BUDGET,
     UnknownTaskError,
@@ -87,6 +88,14 @@ class ExperimentSpec(BaseModel):
     seed: int = 0
     checkpoints: tuple[int, ...] = ()
     """Action counts at which horizon analyses read cumulative success."""
+    call_budget: int | None = Field(
+        None,
+        ge=1,
+        le=1_000_000,
+        description="model calls one episode may make, the same for every configuration",
+    )
+    """The equal evaluation-time call budget: an episode asking for one more call ends
+    with termination ``call_budget``. None: no cap."""
 
     @field_validator("tasks")
     @classmethod
@@ -137,22 +146,24 @@ class EpisodeCondition:
     budget: int
     repetition: int
     seed: int
+    call_budget: int | None = None
 
     @property
     def episode_id(self) -> str:
-        key = json.dumps(
-            [
-                self.world,
-                self.rules,
-                self.task,
-                self.agent,
-                self.model,
-                self.disclosure,
-                self.budget,
-                self.repetition,
-                self.seed,
-            ]
-        )
+        parts: list[object] = [
+            self.world,
+            self.rules,
+            self.task,
+            self.agent,
+            self.model,
+            self.disclosure,
+            self.budget,
+            self.repetition,
+            self.seed,
+        ]
+        if self.call_budget is not None:
+            parts.append({"call_budget": self.call_budget})
+        key = json.dumps(parts)
         return hashlib.sha256(key.encode()).hexdigest()[:20]
 
 
@@ -190,6 +201,7 @@ def expand(spec: ExperimentSpec) -> list[EpisodeCondition]:
                                         budget,
                                         rep,
                                         seed,
+                                        spec.call_budget if needs_model(agent) else None,
                                     )
                                 )
     return out

@@ -21,6 +21,7 @@ from mirrorcraft.agents.llm.templates import TemplateFile, load_template
 from mirrorcraft.body.actions import skill_listing
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.llm.base import CallMeta, LLMClient, Message, Sampling
+from mirrorcraft.llm.budget import BudgetedClient, CallBudgetExhausted
 from mirrorcraft.rules.ruleset import RuleSet
 
 
@@ -67,6 +68,8 @@ class LLMAgent:
         self.prior = VanillaPrior.for_task(self.vanilla, ctx.task)
         self._last_obs = None
         self._pending = None
+        if isinstance(self.client, BudgetedClient):
+            self.client.reset()
         self.reset()
 
     def reset(self) -> None:
@@ -78,7 +81,13 @@ class LLMAgent:
     async def act(self, obs: Observation) -> Decision | None:
         self._record(obs)
         self._usage = Usage()
-        chosen = await self.decide(obs)
+        try:
+            chosen = await self.decide(obs)
+        except CallBudgetExhausted:
+            # The episode ends on its call budget; the calls made before are still reported.
+            self._pending = None
+            self.unreported_usage, self._usage = self._usage, Usage()
+            raise
         usage, self._usage = self._usage, Usage()
         if chosen is None:
             # No executable action: the episode ends; the calls made are still reported.

@@ -7,15 +7,18 @@ typed feedback. Then:
 
 - after a success that closes a run of verified successes, the inducer asks the
   model for a skill (unless a live skill already covers the item) and the curator
-  decides whether it enters the knowledge base;
+  decides whether it enters the knowledge base: its deterministic checks first,
+  then (unless the ``deterministic_curator`` variant) one model-judged ``curate``
+  call on a candidate the checks would admit;
 - after a failure that makes a remedy due (``inducer.remedy_due``), the inducer
   asks for a remedy, the curator validates it, and the adaptor asks the model for
   a new unfinished suffix under the active remedies (retrieved ones plus the new
   one), keeping the completed prefix; without the adaptor (ablation) the whole
-  plan is made again; a failure that is not yet "repeated" retries the subgoal;
+  plan is made again from scratch, and retrieved knowledge reaches only the
+  episode's first plan; a failure that is not yet "repeated" retries the subgoal;
 - when the plan runs out, a new plan is made from the current state.
 
-Model calls: *plan*, *repair*, *skill*, *remedy*, *reflection* (ablation), and
+Model calls: *plan*, *repair*, *skill*, *remedy*, *curate*, *reflection* (ablation), and
 one *JSON repair* for any unusable reply; none of them costs an action. If no
 executable plan comes back after the repair call, the episode ends with no
 action, like every configuration.
@@ -40,6 +43,7 @@ from mirrorcraft.agents.mineevolve.curator import Curator, Retrieval, Verdict, V
 from mirrorcraft.agents.mineevolve.entries import KnowledgeEntry, context_terms
 from mirrorcraft.agents.mineevolve.feedback import Feedback, Monitor
 from mirrorcraft.agents.mineevolve.inducer import remedy_due, success_segment
+from mirrorcraft.agents.mineevolve.judge import UNUSABLE, judge_prompts, parse_judgement, related
 from mirrorcraft.agents.mineevolve.knowledge_base import KnowledgeBase
 from mirrorcraft.agents.mineevolve.plan import Plan, Subgoal, parse_subgoals
 from mirrorcraft.agents.mineevolve.prompting import (
@@ -310,10 +314,19 @@ class MineEvolveAgent(LLMAgent):
         return parse
 
     async def make_plan(self, obs: Observation, *, stale: bool = False) -> Plan | None:
-        """A new plan; ``stale``: the previous one was already complete when it was made."""
-        found = self.retrieve(obs, None)
-        skills, remedies = split_kinds(found.entries)
-        active = self._dedupe([*self.temporary, *remedies])
+        """A new plan; ``stale``: the previous one was already complete when it was made.
+
+        Without the adaptor (ablation) retrieved knowledge is injected into the episode's
+        first plan only; every later plan is made from scratch without it.
+        """
+        skills: list[KnowledgeEntry] = []
+        active: list[KnowledgeEntry] = []
+        if self.switches.adaptor or self._plan_no == 0:
+            found = self.retrieve(obs, None)
+            skills, remedies = split_kinds(found.entries)
+            active = self._dedupe([*self.temporary, *remedies])
+        else:
+            self.stats.bare_replans += 1
         prior = self.cfg.curator.prior_weight
         user = self.prompts.render(
             "plan_user",
@@ -411,12 +424,51 @@ class MineEvolveAgent(LLMAgent):
         episode = self.ctx.seed if self.ctx is not None else 0
         return [f"{episode}:{fb.id}" for fb in feedback]
 
-    def _admit(self, entry: KnowledgeEntry, failing: str = "") -> Verdict:
-        """Curate a candidate into the knowledge base (or, read-only, only validate it)."""
+    async def _admit(self, entry: KnowledgeEntry, obs: Observation, failing: str = "") -> Verdict:
+        """Curate a candidate into the knowledge base (or, read-only, only validate it).
+
+        The deterministic checks come first; a candidate they would add then goes to
+        the model-judged stage (``judge.py``) unless the variant switches it off. A skill
+        that a read-only store could not keep, and a free-text note of the reflection
+        ablation, are not judged.
+        """
         target = self.kb if self.kb.writable else KnowledgeBase.of(self.kb.live())
-        verdict = self.curator.admit(entry, target, failing)
+        verdict = self.curator.screen(entry, target, failing)
+        judged = self.switches.curator and self.switches.curator_judge
+        if (
+            judged
+            and verdict.accepted
+            and verdict.reason != "merged"
+            and entry.kind != "reflection"
+            and (target is self.kb or entry.kind != "skill")
+        ):
+            accepted, reason = await self.judge(entry, obs)
+            if not accepted:
+                verdict = Verdict(False, reason, "rejected by the model-judged stage")
+        verdict = self.curator.write(verdict, entry, target)
         self.stats.verdict(verdict)
         return verdict
+
+    async def judge(self, entry: KnowledgeEntry, obs: Observation) -> tuple[bool, str]:
+        """One ``curate`` call (and a JSON repair if needed): (accepted, rejection reason)."""
+        self.stats.judged += 1
+        recent = [f.failure_type for f, _ in self.history_fb[-self.cfg.inducer.window :]]
+        system, user = judge_prompts(
+            self.prompts,
+            entry,
+            related(entry, self.kb.live()),
+            self.kb.counts(),
+            {
+                "TASK": task_text(obs),
+                "INVENTORY": compact(obs.inventory),
+                "FAILURES": compact([f for f in recent if f != "NONE"]),
+            },
+            self.cfg.curator.prior_weight,
+            trigger_fields(),
+        )
+        extra = {"candidate": entry.model_dump(mode="json")}
+        got = await self._ask_json(system, user, "curate", obs, extra, parse_judgement(entry.id))
+        return got if got is not None else (False, UNUSABLE)
 
     async def induce_skill(
         self, segment: Sequence[tuple[Feedback, Subgoal]], obs: Observation
@@ -448,7 +500,7 @@ class MineEvolveAgent(LLMAgent):
         if entry is None:
             self.stats.rejected["schema"] = self.stats.rejected.get("schema", 0) + 1
             return
-        self._admit(entry)
+        await self._admit(entry, obs)
 
     def _window_block(self, sg: Subgoal, obs: Observation) -> tuple[list[Feedback], dict[str, str]]:
         window = [f for f, _ in self.history_fb[-self.cfg.inducer.window :]]
@@ -497,7 +549,7 @@ class MineEvolveAgent(LLMAgent):
         if entry is None:
             self.stats.rejected["schema"] = self.stats.rejected.get("schema", 0) + 1
             return None
-        verdict = self._admit(entry, failing)
+        verdict = await self._admit(entry, obs, failing)
         if not verdict.accepted:
             return None
         active = verdict.entry or entry

@@ -64,6 +64,7 @@ class Switches(_Strict):
     skills: bool = True
     remedies: bool = True
     curator: bool = True
+    curator_judge: bool = True
     adaptor: bool = True
     store_updates: bool = True
 

@@ -16,7 +16,8 @@ only if it passes, in order:
 
 A candidate saying exactly what a live entry says reinforces that entry instead.
 With the curator switched off (the ablation) every candidate that can be stored
-is added as it is, duplicates included.
+is added as it is, duplicates included. The model-judged stage that follows these
+checks by default is in ``judge.py``.
 """
 
 from __future__ import annotations
@@ -250,10 +251,9 @@ class Curator:
                 return "conflict", f"contradicts high-confidence entry {other.id}"
         return "", ""
 
-    def admit(self, entry: KnowledgeEntry, kb: KnowledgeBase, failing: str = "") -> Verdict:
-        """Validate a built entry and, if accepted, write it (or the reinforcement) to ``kb``."""
+    def screen(self, entry: KnowledgeEntry, kb: KnowledgeBase, failing: str = "") -> Verdict:
+        """The deterministic checks, writing nothing: a rejection, a merge or an acceptance."""
         if not self.enabled:
-            kb.add(entry)
             return Verdict(True, entry=entry)
         for reason, problem in (
             ("match", self.check_match(entry)),
@@ -266,10 +266,21 @@ class Curator:
         if outcome == "conflict":
             return Verdict(False, "conflict", detail)
         if outcome == "merge":
-            kb.reinforce(detail, entry.evidence)
             return Verdict(True, "merged", detail, kb.entries.get(detail))
-        kb.add(entry)
         return Verdict(True, entry=entry)
+
+    def write(self, verdict: Verdict, entry: KnowledgeEntry, kb: KnowledgeBase) -> Verdict:
+        """Apply a verdict to ``kb``: add the entry, or reinforce the entry it merges into."""
+        if verdict.reason == "merged":
+            kb.reinforce(verdict.detail, entry.evidence)
+            return Verdict(True, "merged", verdict.detail, kb.entries.get(verdict.detail))
+        if verdict.accepted:
+            kb.add(entry)
+        return verdict
+
+    def admit(self, entry: KnowledgeEntry, kb: KnowledgeBase, failing: str = "") -> Verdict:
+        """Validate a built entry and, if accepted, write it (or the reinforcement) to ``kb``."""
+        return self.write(self.screen(entry, kb, failing), entry, kb)
 
     # -- statistics -----------------------------------------------------------------------
     def record_use(self, kb: KnowledgeBase, entry_id: str, success: bool) -> None:

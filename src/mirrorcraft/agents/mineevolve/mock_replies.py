@@ -12,33 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mirrorcraft.agents.llm.scripted import PlannerPolicy, _intended, contract
+from mirrorcraft.agents.mock_policy import PlannerPolicy, contract, subgoal_for
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.llm.base import CallMeta
-
-ITEM_SKILLS = ("mine", "attack", "collect", "craft_grid", "smelt")
-
-
-def subgoal_for(policy: PlannerPolicy, obs: Observation, action: dict[str, Any]) -> dict[str, Any]:
-    skill, args = action.get("skill"), action.get("args", {})
-    check: dict[str, Any] = {"type": "action_ok"}
-    intended = _intended(policy, action)
-    if skill in ITEM_SKILLS and intended in policy.vanilla.game.items:
-        check = {"type": "inv_gain", "item": intended, "n": 1}
-    elif skill == "place" and not any(f.id == args.get("block") for f in obs.facilities):
-        check = {"type": "facility", "block": str(args.get("block"))}
-    elif skill == "explore":
-        check = {"type": "visible", "target": str(args.get("target"))}
-    elif skill == "equip":
-        check = {"type": "equipped", "item": str(args.get("item"))}
-    return {
-        "subgoal_id": "sg_001",
-        "condition": f"{skill} {intended}",
-        "action": action,
-        "checks": [check],
-        "max_actions": 3,
-        "rationale": "the next prerequisite",
-    }
 
 
 def _from_knowledge(meta: CallMeta, action: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
@@ -165,5 +141,20 @@ def _reflection(
                 f"'{failing.get('condition', '')}' did not work out here; the step that helped "
                 f"next was {action.get('skill')} with {json.dumps(action.get('args', {}))}."
             ),
+        }
+    )
+
+
+@contract("mineevolve_curate")
+def _curate(policy: PlannerPolicy, obs: Observation, action: dict[str, Any], meta: CallMeta) -> str:
+    """The mock judge accepts what the deterministic checks let through."""
+    candidate = meta.extra.get("candidate", {})
+    return json.dumps(
+        {
+            "accepted": [candidate.get("id", "")],
+            "rejected": [],
+            "retrieved_skills": [],
+            "retrieved_remedies": [],
+            "budget_used": 0,
         }
     )

@@ -12,6 +12,9 @@ from typing import Any
 from mirrorcraft.agents.mineevolve.curator import Retrieval, Verdict
 from mirrorcraft.agents.mineevolve.feedback import Feedback
 
+MEMORY_PURPOSES = ("skill", "remedy", "reflection", "curate")
+"""Calls spent building and curating knowledge (the "extra calls" of the overhead table)."""
+
 
 @dataclass
 class EpisodeStats:
@@ -38,6 +41,8 @@ class EpisodeStats:
     retrieved_entries: int = 0
     retrieved_tokens: int = 0
     retrieval_seconds: float = 0.0
+    judged: int = 0
+    bare_replans: int = 0
     subgoals: int = 0
     subgoal_successes: int = 0
     stagnant: int = 0
@@ -74,6 +79,7 @@ class EpisodeStats:
             "store_at_end": dict(self.store_at_end),
             "writable": self.writable,
             "calls": dict(sorted(self.calls.items())),
+            "memory_calls": sum(self.calls.get(p, 0) for p in MEMORY_PURPOSES),
             "plans": self.plans,
             "repairs": self.repairs,
             "fallback_repairs": self.fallback_repairs,
@@ -88,6 +94,8 @@ class EpisodeStats:
             "merged": self.merged,
             "rejected": dict(sorted(self.rejected.items())),
             "uses": self.uses,
+            "judged": self.judged,
+            "bare_replans": self.bare_replans,
             "operations": self.operations,
             "retrievals": self.retrievals,
             "retrieved_entries_mean": round(self.retrieved_entries / n, 3),

@@ -153,6 +153,13 @@ class KnowledgeStore:
                 ) from None
             yield int(v), op
 
+    def operations(self, version: int | None = None) -> list[dict[str, Any]]:
+        """Every operation of the first ``version`` episodes (default: all), in commit order.
+
+        Baselines with memory replay these themselves; MineEvolve reads ``entries``.
+        """
+        return [op for _v, op in self._ops(version)]
+
     def state(self, version: int | None = None) -> dict[str, KnowledgeEntry]:
         """Entries by id after the first ``version`` episodes (default: all), retired included."""
         entries: dict[str, KnowledgeEntry] = {}
