@@ -163,6 +163,21 @@ def _craft_options(rules: RuleSet) -> list[CraftOption]:
     return options
 
 
+def _roll_mob(rules: RuleSet, mob: str, ctx: LootContext, rng: random.Random) -> list[ItemStack]:
+    """One kill's drops; a mob with natural variants is one drawn by weight first."""
+    variants = rules.entity_variants(mob)
+    variant = ""
+    if variants:
+        pick = rng.randrange(sum(w for _v, w in variants))
+        for name, weight in variants:
+            pick -= weight
+            if pick < 0:
+                variant = name
+                break
+    table = rules.entity_table(mob, variant)
+    return rules.roll(table, ctx, rng) if table is not None else []
+
+
 def _sample_drops(rules: RuleSet, table_roll: Any, n: int) -> tuple[tuple[str, float], ...]:
     totals: dict[str, int] = defaultdict(int)
     for i in range(n):
@@ -289,14 +304,15 @@ def _cached_belief(rules: RuleSet, cfg: PlannerConfig) -> _FrozenBelief:
         )
     mobs: dict[str, SourceOption] = {}
     for mob in cfg.natural_mobs:
-        table = rules.entity_table(mob)
-        if table is None:
+        if rules.entity_table(mob) is None:
             continue
         ctx = LootContext(this_entity=EntityState(mob), killer_is_player=True)
         mobs[mob] = SourceOption(
             "mob",
             mob,
-            _sample_drops(rules, lambda r, t=table, c=ctx: rules.roll(t, c, r), cfg.loot_samples),
+            _sample_drops(
+                rules, lambda r, m=mob, c=ctx: _roll_mob(rules, m, c, r), cfg.loot_samples
+            ),
         )
     return _FrozenBelief(
         tuple(crafts),
