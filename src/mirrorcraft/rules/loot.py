@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mirrorcraft.rules.errors import DatapackError
-from mirrorcraft.rules.ids import normalize_id
+from mirrorcraft.rules.ids import full_id, normalize_id
 from mirrorcraft.rules.items import ItemStack
 from mirrorcraft.rules.loot_conditions import Condition, ConditionCompiler
 from mirrorcraft.rules.loot_context import LootRuntime
@@ -226,7 +226,8 @@ class LootCompiler:
 
             return expand_tag
         if kind == "loot_table":
-            target = normalize_id(raw.get("name", ""))
+            # Tables are keyed by full resource location (minecraft:entities/sheep).
+            target = full_id(normalize_id(raw.get("name", "")))
             self._refs.add(target)
 
             def make_ref(emit: Emit, rt: LootRuntime) -> None:
