@@ -5,7 +5,8 @@ selected rule set for each task, and counts for every skill call the blocks the
 body broke on its way (the path digs that ``max_path_digs`` in ``data/body.yaml``
 bounds) and all blocks it broke (path digs plus the targets themselves). Prints per
 task the distribution of path digs over the calls that dug at all (percentiles,
-largest, and a histogram), which skills dug, and the largest single calls.
+largest, and a histogram), which skills dug, the largest single calls, and the tools that
+broke.
 
 The counts come from wrapping ``Body.walk`` and ``Body.break_block`` in this process;
 nothing in the package changes.
@@ -62,14 +63,14 @@ def _instrument() -> None:
         finally:
             _Count.walking -= 1
 
-    def counted_break(self: Body, pos: Any, *, sub: object = 0) -> Any:
+    def counted_break(self: Body, pos: Any, **kwargs: Any) -> Any:
         if _Count.depth == 0:  # blocks that fall with it are not dug
             _Count.broken += 1
             if _Count.walking:
                 _Count.path += 1
         _Count.depth += 1
         try:
-            return breaks(self, pos, sub=sub)
+            return breaks(self, pos, **kwargs)
         finally:
             _Count.depth -= 1
 
@@ -86,6 +87,7 @@ def _instrument() -> None:
                 "ok": result.ok,
                 "path": _Count.path,
                 "broken": _Count.broken,
+                "tools_broken": list(result.details.get("tools_broken", [])),
                 "step": self.used,
             }
         )
@@ -160,6 +162,11 @@ def report(calls: list[dict[str, Any]], tasks: list[str]) -> str:
             f"  {c['path']:>4} path digs ({c['broken']} broken) {c['skill']:<15}"
             f"{c['world']} {c['rules']} {c['task']} step {c['step']}"
         )
+    worn = Counter(t for c in calls for t in c["tools_broken"])
+    out.append(
+        "\ntools broken in oracle calls: "
+        + (", ".join(f"{t} {n}" for t, n in worn.most_common()) or "none")
+    )
     ok = sum(1 for c in calls if c["step"] == c["actions"] and c["success"])
     runs = sum(1 for c in calls if c["step"] == c["actions"])
     out.append(f"\n{len(calls)} calls in {runs} oracle episodes ({ok} successful)")

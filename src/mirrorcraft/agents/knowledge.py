@@ -85,6 +85,8 @@ class PlannerConfig:
     bulk_blocks: tuple[str, ...]
     enchant_candidates: tuple[str, ...]
     explore_cooldown: int
+    worn_tool_uses: int = 0
+    """A tool with fewer uses left than this is planned for as if it were already gone."""
 
 
 @lru_cache(maxsize=1)
@@ -99,6 +101,7 @@ def planner_config() -> PlannerConfig:
         tuple(raw["bulk_blocks"]),
         tuple(raw["enchant_candidates"]),
         int(raw["explore_cooldown"]),
+        int(raw.get("worn_tool_uses", 0)),
     )
 
 

@@ -163,13 +163,6 @@ class Body:
             return False
         return self.can_harvest_now(block)
 
-    def tool_stack(self, tool: str | None) -> ItemStack | None:
-        """The copy of ``tool`` the body reaches for first (enchanted, then most worn)."""
-        if tool is None:
-            return None
-        keys = copies(self.inventory, tool)
-        return stack_of(keys[0]) if keys else None
-
     def choose_copy(self, block: str, needed: bool) -> Key | None:
         """The tool copy that breaks ``block``; None: the bare hand.
 
@@ -182,10 +175,10 @@ class Body:
         if tool is None:
             return None
         first = copies(self.inventory, tool)
-        if needed:
-            return first[0] if first else None
         tools = self.rules.game.tools
         hardness = self.rules.game.blocks[block].hardness
+        if needed or survives(self.rules.game, first[0], tools[tool].mine_wear(hardness)):
+            return first[0]
         for name in self._ranked_tools(block, self._tool_key()):
             if not self.rules.can_harvest(block, name) and name != tool:
                 continue
@@ -195,7 +188,7 @@ class Body:
                     return key
         if self.rules.can_harvest(block, None):
             return None
-        return first[0] if first else None
+        return first[0]
 
     def equip_key(self, key: Key | None) -> None:
         self.hand = key
