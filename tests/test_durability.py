@@ -160,3 +160,55 @@ def test_repairing_two_worn_tools_combines_their_uses() -> None:
     assert out.result.ok and out.observation.inventory == {"wooden_pickaxe": 1}
     # 9 + 19 + 59 * 5 // 100 (= 2) uses; enchantments are lost (only curses would stay).
     assert out.observation.durability == [{"item": "wooden_pickaxe", "remaining": 30, "max": 59}]
+
+
+def _oracle_step(ep, task: str = "iron_armor"):  # type: ignore[no-untyped-def]
+    import asyncio
+
+    from mirrorcraft.agents.base import EpisodeContext
+    from mirrorcraft.agents.reference import OracleAgent
+
+    agent = OracleAgent(ep.body.rules)
+    agent.start(EpisodeContext(task, task, 50, 0))
+    decision = asyncio.run(agent.act(ep.observe()))
+    assert decision is not None
+    return decision.action
+
+
+def test_the_oracle_replaces_a_nearly_worn_pickaxe_before_it_breaks() -> None:
+    start = {"cobblestone": 3, "stick": 2, "crafting_table": 1}
+    fresh = episode(task="iron_armor", inventory={**start, "stone_pickaxe": 1})
+    act(fresh, "place", block="crafting_table")
+    assert _oracle_step(fresh)["skill"] != "craft_grid"  # it goes for iron with this one
+    worn = episode(task="iron_armor", inventory=start)
+    act(worn, "place", block="crafting_table")
+    worn.body.inventory.add(ItemStack("stone_pickaxe", 1, (), 128))  # 3 uses left
+    action = _oracle_step(worn)
+    assert action["skill"] == "craft_grid" and action["args"]["grid"][0] == ["cobblestone"] * 3
+
+
+def test_the_oracle_recovers_when_its_pickaxe_breaks_midway() -> None:
+    import asyncio
+
+    from mirrorcraft.agents.base import EpisodeContext
+    from mirrorcraft.agents.reference import OracleAgent
+
+    ep = episode(task="iron_armor", budget=60)
+    agent = OracleAgent(ep.body.rules)
+    agent.start(EpisodeContext("iron_armor", "Iron Armor", 60, 0))
+    obs, broke, out, made = ep.observe(), [], None, 0
+    while not ep.done:
+        if ep.body.inventory.total("stone_pickaxe") and not broke:
+            key = next(k for k in ep.body.inventory.counts if k[0] == "stone_pickaxe")
+            if key[2] < 129:  # wear it down to 2 uses left, once
+                ep.body.inventory.take(key)
+                ep.body.inventory.add(ItemStack("stone_pickaxe", 1, (), 129))
+                broke.append(True)
+        decision = asyncio.run(agent.act(obs))
+        if decision is None:
+            break
+        out = ep.step(decision.action)
+        obs = out.observation
+        made += out.result.produced.get("stone_pickaxe", 0)
+    assert out is not None and ep.evaluator.success() and broke
+    assert made == 2  # the first one, and its replacement
