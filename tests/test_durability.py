@@ -212,3 +212,18 @@ def test_the_oracle_recovers_when_its_pickaxe_breaks_midway() -> None:
         made += out.result.produced.get("stone_pickaxe", 0)
     assert out is not None and ep.evaluator.success() and broke
     assert made == 2  # the first one, and its replacement
+
+
+def test_a_long_tunnel_wears_a_wooden_pickaxe_out_over_two_calls() -> None:
+    # Tunnelling ~68 blocks to deepslate used to be one call with a 59-use pickaxe intact.
+    ep = episode(inventory={"wooden_pickaxe": 1})
+    first = act(ep, "explore", target="deepslate")
+    assert first.result.reason == r.TARGET_UNREACHABLE and first.result.details["dug"] == 32
+    left = first.observation.durability[0]["remaining"]
+    assert 59 - 32 <= left < 59
+    second = act(ep, "explore", target="deepslate")
+    assert second.result.reason == r.NEEDS_TOOL
+    assert second.result.details["tools_broken"] == ["wooden_pickaxe"]
+    assert (
+        second.observation.durability == [] and "wooden_pickaxe" not in second.observation.inventory
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from mirrorcraft.body import results as r
@@ -161,7 +162,10 @@ def find_station(
         walked = body.walk(plan, sub=f"station{hit.pos}")
         body.gain(walked.drops)
         if walked.stopped is not None:
-            return hit.pos, stopped_result(body, skill, args, f"the {block}", walked.stopped)
+            cut = stopped_result(body, skill, args, f"the {block}", walked.stopped)
+            if cut.reason == r.TARGET_UNREACHABLE:  # as the bridge names a station it cannot reach
+                cut = replace(cut, reason=r.STATION_UNREACHABLE)
+            return hit.pos, cut
         return hit.pos, None
     return hits[0].pos, failure(
         skill,
