@@ -162,6 +162,7 @@ def test_place_equip_collect_ascend_trade_wait() -> None:
     assert act(ep, "equip", item="stone_pickaxe").result.ok and ep.body.hand == (
         "stone_pickaxe",
         (),
+        0,
     )
     assert act(ep, "equip", item="diamond_sword").result.reason == r.MISSING_ITEM
     x, y, z = ep.body.pos

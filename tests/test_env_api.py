@@ -16,6 +16,7 @@ OBS_KEYS = {
     "step",
     "inventory",
     "enchanted_items",
+    "durability",
     "equipped",
     "position",
     "biome",

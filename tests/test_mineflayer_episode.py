@@ -126,6 +126,50 @@ def test_grouping_and_rounding_match_the_embedded_body() -> None:
         )
 
 
+def test_tool_durability_from_the_bridge_has_the_embedded_schema() -> None:
+    view = ProgressView("diamond", "Diamond", (), None, 0, ())
+
+    def obs(raw: dict[str, Any]):  # type: ignore[no-untyped-def]
+        return build_observation(
+            raw,
+            step=0,
+            biome="plains",
+            facilities=(),
+            progress=view,
+            budget=Budget(5, 0),
+            last=None,
+        )
+
+    raw = FakeBridge().observation()
+    assert "durability" not in raw and obs(raw).durability == []  # an older bridge
+    raw["durability"] = [
+        {"item": "wooden_pickaxe", "remaining": 40, "max": 59, "enchantments": {"unbreaking": 1}},
+        {"item": "iron_pickaxe", "remaining": 237, "max": 250},
+        {"item": "wooden_pickaxe", "remaining": 12, "max": 59},
+    ]
+    got = obs(raw).durability
+    assert got == [
+        {"item": "iron_pickaxe", "remaining": 237, "max": 250},
+        {"item": "wooden_pickaxe", "remaining": 12, "max": 59},
+        {"item": "wooden_pickaxe", "remaining": 40, "max": 59, "enchantments": {"unbreaking": 1}},
+    ]
+    # The embedded body reports the same copies in the same order and shape.
+    from mirrorcraft.backends.rulesets import vanilla_rules
+    from mirrorcraft.body.inventory import Inventory
+    from mirrorcraft.body.wear import durability_view
+    from mirrorcraft.rules.items import ItemStack
+
+    game = vanilla_rules().game
+    inv = Inventory(game.items)
+    inv.add(ItemStack("wooden_pickaxe", 1, (("unbreaking", 1),), 19))
+    inv.add(ItemStack("iron_pickaxe", 1, (), 13))
+    inv.add(ItemStack("wooden_pickaxe", 1, (), 47))
+    assert durability_view(game, inv.counts) == got
+    raw["durability"] = [{"item": "iron_pickaxe", "remaining": "lots", "max": 250}]
+    with pytest.raises(InfrastructureFault, match="malformed observation"):
+        obs(raw)
+
+
 def test_milestones_come_from_the_server_not_the_inventory() -> None:
     def mine(bridge: FakeBridge, args: dict[str, Any]) -> dict[str, Any]:
         gain(bridge, "diamond", 3)

@@ -546,7 +546,19 @@ def test_game_facts() -> None:
         "attack_damage": 4.0,
         "attack_speed": 1.2,
         "durability": 250,
+        "wear_mine": 1,
+        "wear_hit": 2,
+        "wear_instant_blocks": False,
     }
+    assert tools["minecraft:wooden_sword"]["wear_mine"] == 2
+    assert tools["minecraft:wooden_sword"]["correct_for"] == ["minecraft:cobweb"]
+    assert tools["minecraft:shears"]["wear_instant_blocks"] is True
+    assert tools["minecraft:shears"]["durability"] == 238
+    entities = _load(GAME / "entities.json")
+    assert entities["minecraft:cow"]["max_health"] == 10
+    assert sum(entities["minecraft:sheep"]["variants"]["weights"].values()) == 50_000
+    special = _load(GAME / "special_recipes.json")
+    assert special["minecraft:crafting_special_firework_rocket"]["gunpowder_count"] == [1, 3]
     assert tools["minecraft:golden_pickaxe"]["speed"] == 12.0
     assert tools["minecraft:diamond_sword"]["attack_damage"] == 7.0
     fuels = _load(GAME / "fuels.json")["burn_time"]

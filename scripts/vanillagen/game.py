@@ -11,6 +11,8 @@ Json = dict[str, Any]
 TOOLS_FACTS = "tools.yaml"
 FUELS_FACTS = "fuels.yaml"
 ENCHANT_FACTS = "enchanting.yaml"
+ENTITY_FACTS = "entities.yaml"
+SPECIAL_FACTS = "special_recipes.yaml"
 
 
 def default_state(block: Json) -> dict[str, str]:
@@ -57,6 +59,27 @@ def items_json(data: McData) -> Json:
     return out
 
 
+MINEABLE_TAG_KINDS = ("pickaxe", "axe", "shovel", "hoe")
+"""Tool kinds whose blocks the mineable/<kind> tags name; others list theirs in correct_for."""
+
+
+def _correct_for(data: McData, item: str) -> list[str]:
+    """Blocks minecraft-data lists this item as a harvest tool for (swords, shears: cobweb)."""
+    item_id = str(data.items[item]["id"])
+    return sorted(
+        mc(b["name"]) for b in data.blocks_list if item_id in (b.get("harvestTools") or {})
+    )
+
+
+def _wear(facts: Json, kind: str) -> Json:
+    wear = facts["wear"][kind]
+    return {
+        "wear_mine": wear["mine"],
+        "wear_hit": wear["hit"],
+        "wear_instant_blocks": wear["instant_blocks"],
+    }
+
+
 def tools_json(data: McData) -> Json:
     facts = load_facts(TOOLS_FACTS)
     out: Json = {}
@@ -73,8 +96,18 @@ def tools_json(data: McData) -> Json:
                 "attack_damage": 1.0 + base["damage"] + tier["attack_bonus"],
                 "attack_speed": round(4.0 + base["speed"], 4),
                 "durability": data.items[name]["maxDurability"],
+                **_wear(facts, kind),
             }
-    return out
+            if kind not in MINEABLE_TAG_KINDS:
+                out[mc(name)]["correct_for"] = _correct_for(data, name)
+    for name, spec in facts["extra_tools"].items():
+        out[mc(name)] = {
+            **spec,
+            "durability": data.items[name]["maxDurability"],
+            **_wear(facts, spec["kind"]),
+            "correct_for": _correct_for(data, name),
+        }
+    return dict(sorted(out.items()))
 
 
 def fuels_json(data: McData, item_tags: dict[str, list[str]]) -> Json:
@@ -136,6 +169,47 @@ def enchanting_json(data: McData) -> Json:
     return {"materials": materials, "items": items, "enchantments": enchantments}
 
 
+def entities_json(data: McData) -> Json:
+    facts = load_facts(ENTITY_FACTS)
+    out: Json = {}
+    for name, health in facts["max_health"].items():
+        if name not in data.raw.entities_name:
+            raise ValueError(f"entity facts name an unknown entity {name!r}")
+        out[mc(name)] = {"max_health": health}
+    for name, spec in facts["variants"].items():
+        weights = spec["weights"]
+        if sum(weights.values()) <= 0 or any(w < 0 for w in weights.values()):
+            raise ValueError(f"{name}: variant weights must be positive")
+        out[mc(name)]["variants"] = {
+            "property": spec["property"],
+            "loot_table": spec["loot_table"],
+            "weights": dict(weights),
+        }
+    return dict(sorted(out.items()))
+
+
+def special_recipes_json(data: McData) -> Json:
+    """Per special recipe type: its items (namespaced, checked against minecraft-data)."""
+
+    def item(name: str) -> str:
+        if not data.is_item(mc(name)):
+            raise ValueError(f"{SPECIAL_FACTS}: unknown item {name!r}")
+        return mc(name)
+
+    out: Json = {}
+    for kind, spec in load_facts(SPECIAL_FACTS).items():
+        entry: Json = {}
+        for key, value in spec.items():
+            if isinstance(value, str):
+                entry[key] = item(value)
+            elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+                entry[key] = [item(v) for v in value]
+            else:
+                entry[key] = value
+        out[mc(kind)] = dict(sorted(entry.items()))
+    return dict(sorted(out.items()))
+
+
 def write_game(
     data: McData,
     item_tags: dict[str, list[str]],
@@ -149,3 +223,5 @@ def write_game(
     out.add("fuels.json", fuels_json(data, item_tags), src_facts(FUELS_FACTS))
     out.add("enchanting.json", enchanting_json(data), src_mixed(ENCHANT_FACTS, TOOLS_FACTS))
     out.add("advancement_text.json", adv_text, SRC_MCDATA)
+    out.add("entities.json", entities_json(data), src_facts(ENTITY_FACTS))
+    out.add("special_recipes.json", special_recipes_json(data), src_facts(SPECIAL_FACTS))

@@ -47,14 +47,18 @@ def _norm(values: list[str]) -> list[str]:
     return [mc(v) for v in values]
 
 
-def derived_block_tags(data: McData) -> dict[str, list[str]]:
-    """mineable/<tool> from the block material; needs_<tier>_tool from harvestTools."""
+def derived_block_tags(data: McData, missing: dict[str, list[str]]) -> dict[str, list[str]]:
+    """mineable/<tool> from the block material (plus ``missing``); needs_<tier>_tool from harvestTools."""
     tags: dict[str, list[str]] = {f"mineable/{k}": [] for k in MINEABLE_KINDS}
     tags.update({name: [] for name in NEEDS_TAG_BY_LEVEL.values()})
+    for kind, names in missing.items():
+        unknown = [n for n in names if n not in data.blocks]
+        if kind not in MINEABLE_KINDS or unknown:
+            raise ValueError(f"mineable_missing: bad tool kind {kind!r} or blocks {unknown}")
     for block in data.blocks_list:
         parts = str(block.get("material") or "").split(";")
         for kind in MINEABLE_KINDS:
-            if f"mineable/{kind}" in parts:
+            if f"mineable/{kind}" in parts or block["name"] in missing.get(kind, ()):
                 tags[f"mineable/{kind}"].append(mc(block["name"]))
         tools = [data.item_name(int(t)) for t in (block.get("harvestTools") or {})]
         levels = [PICKAXE_LEVELS[t] for t in tools if t in PICKAXE_LEVELS]
@@ -69,7 +73,7 @@ def build_tags(data: McData) -> Tags:
     blocks = {k: _norm(v) for k, v in facts["both"].items()}
     items.update({k: _norm(v) for k, v in facts["items"].items()})
     blocks.update({k: _norm(v) for k, v in facts["blocks"].items()})
-    blocks.update(derived_block_tags(data))
+    blocks.update(derived_block_tags(data, facts.get("mineable_missing") or {}))
     tags = Tags(items=items, blocks=blocks)
     _check(tags, data)
     return tags

@@ -84,6 +84,8 @@ class PlannerConfig:
     bulk_blocks: tuple[str, ...]
     enchant_candidates: tuple[str, ...]
     explore_cooldown: int
+    worn_tool_uses: int = 0
+    """A tool with fewer uses left than this is planned for as if it were already gone."""
 
 
 @lru_cache(maxsize=1)
@@ -98,6 +100,7 @@ def planner_config() -> PlannerConfig:
         tuple(raw["bulk_blocks"]),
         tuple(raw["enchant_candidates"]),
         int(raw["explore_cooldown"]),
+        int(raw.get("worn_tool_uses", 0)),
     )
 
 
@@ -160,6 +163,21 @@ def _craft_options(rules: RuleSet) -> list[CraftOption]:
             continue
         options.append(CraftOption(loc, station, rows, ((recipe.result, recipe.count),)))
     return options
+
+
+def _roll_mob(rules: RuleSet, mob: str, ctx: LootContext, rng: random.Random) -> list[ItemStack]:
+    """One kill's drops; a mob with natural variants is one drawn by weight first."""
+    variants = rules.entity_variants(mob)
+    variant = ""
+    if variants:
+        pick = rng.randrange(sum(w for _v, w in variants))
+        for name, weight in variants:
+            pick -= weight
+            if pick < 0:
+                variant = name
+                break
+    table = rules.entity_table(mob, variant)
+    return rules.roll(table, ctx, rng) if table is not None else []
 
 
 def _sample_drops(rules: RuleSet, table_roll: Any, n: int) -> tuple[tuple[str, float], ...]:
@@ -288,14 +306,15 @@ def _cached_belief(rules: RuleSet, cfg: PlannerConfig) -> _FrozenBelief:
         )
     mobs: dict[str, SourceOption] = {}
     for mob in cfg.natural_mobs:
-        table = rules.entity_table(mob)
-        if table is None:
+        if rules.entity_table(mob) is None:
             continue
         ctx = LootContext(this_entity=EntityState(mob), killer_is_player=True)
         mobs[mob] = SourceOption(
             "mob",
             mob,
-            _sample_drops(rules, lambda r, t=table, c=ctx: rules.roll(t, c, r), cfg.loot_samples),
+            _sample_drops(
+                rules, lambda r, m=mob, c=ctx: _roll_mob(rules, m, c, r), cfg.loot_samples
+            ),
         )
     return _FrozenBelief(
         tuple(crafts),

@@ -118,13 +118,14 @@ class Planner:
     # -- entry point ----------------------------------------------------------------
     def decide(self, obs: Observation, goal: tuple[str, tuple[str, ...]]) -> PlanStep | None:
         self.inv: dict[str, int] = dict(obs.inventory)
+        self._discount_worn(obs)
         self.near = {n.id: n.distance for n in obs.nearby_blocks}
         self.facilities = {n.id for n in obs.facilities if n.distance <= FACILITY_RANGE}
         self.entities = {n.id for n in obs.nearby_entities}
         self.drops = {n.id for n in obs.nearby_drops}
         self.mem.seen.update(self.near)
         self.mem.seen.update(self.entities)
-        self.inv_key = inventory_key(self.inv)
+        self.inv_key = inventory_key(obs.inventory)  # as the agent keys its failures
         self.unit: dict[str, float] = {}
         vinv = dict(self.inv)
         kind, items = goal
@@ -152,6 +153,17 @@ class Planner:
         except Blocked:
             return None
         return None
+
+    def _discount_worn(self, obs: Observation) -> None:
+        """Leave nearly worn-out tools out of the plan: their replacements come first."""
+        limit = self.b.config.worn_tool_uses
+        tools = self.b.rules.game.tools
+        for copy in obs.durability:
+            item, left = str(copy.get("item")), copy.get("remaining")
+            if item in tools and isinstance(left, int) and left < limit and self.inv.get(item):
+                self.inv[item] -= 1
+                if self.inv[item] <= 0:
+                    del self.inv[item]
 
     def _before_leaving(self, step: PlanStep, obs: Observation) -> PlanStep:
         """Take a placed crafting table along before travelling away from it."""

@@ -11,14 +11,17 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from mirrorcraft.body.actions import Action
+from mirrorcraft.body.blockstate import block_state, is_two_high, partner
 from mirrorcraft.body.config import BodyConfig
 from mirrorcraft.body.events import EventSink, NullSink, RuleApplication
-from mirrorcraft.body.inventory import Inventory, Key, delta
+from mirrorcraft.body.inventory import Inventory, Key, delta, stack_of
 from mirrorcraft.body.paths import Approach, Blocked, plan_approach, settle
 from mirrorcraft.body.results import ActionResult
+from mirrorcraft.body.wear import Worn, apply_wear, copies, survives, unbreaking_level
 from mirrorcraft.rules.items import ItemStack
 from mirrorcraft.rules.loot import LootTable
 from mirrorcraft.rules.loot_context import EntityState, LootContext
@@ -26,9 +29,21 @@ from mirrorcraft.rules.ruleset import RuleSet
 from mirrorcraft.world.index import Pos
 from mirrorcraft.world.state import GroundDrop, WorldState
 
+PLAN_DIG_CAP = 1000
+"""Ways longer than this are not planned at all (walking one digs at most max_path_digs per call)."""
+
 ARMOR_SLOTS = {"helmet": "head", "chestplate": "chest", "leggings": "legs", "boots": "feet"}
 
 Handler = Callable[["Body", Mapping[str, Any]], ActionResult]
+
+
+@dataclass(frozen=True)
+class Walked:
+    """What walking a planned way did: the drops collected, and where it was cut short."""
+
+    drops: list[ItemStack]
+    stopped: Blocked | None = None
+    """The block the body could no longer dig (its tool broke on the way), or None."""
 
 
 def keyed_random(*parts: object) -> random.Random:
@@ -70,6 +85,10 @@ class Body:
         self._tools_version = -1
         self._best_cache: dict[str, str | None] = {}
         self.signature: tuple[str, ...] = ()
+        self.broken: list[str] = []
+        """Tools that broke in the current skill call (its result reports them)."""
+        self.dug = 0
+        """Blocks dug on the way to targets in the current skill call."""
         self.aliases = {name: self._expand(target) for name, target in config.aliases.items()}
         for item, count in (start_inventory or {}).items():
             self.inventory.add(ItemStack(item, count))
@@ -101,7 +120,7 @@ class Body:
     def _tool_key(self) -> frozenset[str]:
         if self._tools_version != self.inventory.version:
             tools = self.rules.game.tools
-            self._tools_now = frozenset(n for (n, _e) in self.inventory.counts if n in tools)
+            self._tools_now = frozenset(n for (n, _e, _d) in self.inventory.counts if n in tools)
             self._tools_version = self.inventory.version
         return self._tools_now
 
@@ -115,17 +134,24 @@ class Body:
         return self._best_cache[block]
 
     def _best_tool(self, block: str, owned: frozenset[str]) -> str | None:
+        ranked = self._ranked_tools(block, owned)
+        return ranked[0] if ranked else None
+
+    def _ranked_tools(self, block: str, owned: frozenset[str]) -> list[str]:
+        """Owned tools fit for a block, best first: those that harvest it, best tier first."""
         tools = self.rules.game.tools
         candidates = [
             t
             for t in owned
-            if t in tools and block in self.rules.block_tags.get(f"mineable/{tools[t].kind}", ())
+            if t in tools
+            and (
+                block in tools[t].correct_for
+                or block in self.rules.block_tags.get(f"mineable/{tools[t].kind}", ())
+            )
         ]
         harvesting = [t for t in candidates if self.rules.can_harvest(block, t)]
         pool = harvesting or candidates
-        if not pool:
-            return None
-        return max(pool, key=lambda t: (tools[t].tier_level, tools[t].speed, t))
+        return sorted(pool, key=lambda t: (tools[t].tier_level, tools[t].speed, t), reverse=True)
 
     def can_harvest_now(self, block: str) -> bool:
         tool = self.best_tool(block)
@@ -137,25 +163,58 @@ class Body:
             return False
         return self.can_harvest_now(block)
 
-    def tool_stack(self, tool: str | None) -> ItemStack | None:
+    def choose_copy(self, block: str, needed: bool) -> Key | None:
+        """The tool copy that breaks ``block``; None: the bare hand.
+
+        The best owned tool that harvests it (as ``best_tool``), its most worn copy first.
+        A block the body does not need (one in its way) is never broken with a copy that
+        would break on it while another copy, another harvesting tool or the bare hand
+        can break it instead.
+        """
+        tool = self.best_tool(block)
         if tool is None:
             return None
-        keys = sorted(k for k in self.inventory.counts if k[0] == tool)
-        if not keys:
+        first = copies(self.inventory, tool)
+        tools = self.rules.game.tools
+        hardness = self.rules.game.blocks[block].hardness
+        if needed or survives(self.rules.game, first[0], tools[tool].mine_wear(hardness)):
+            return first[0]
+        for name in self._ranked_tools(block, self._tool_key()):
+            if not self.rules.can_harvest(block, name) and name != tool:
+                continue
+            cost = tools[name].mine_wear(hardness)
+            for key in copies(self.inventory, name):
+                if survives(self.rules.game, key, cost):
+                    return key
+        if self.rules.can_harvest(block, None):
             return None
-        best = max(keys, key=lambda k: (len(k[1]), k[1]))
-        return ItemStack(best[0], 1, best[1])
+        return first[0]
 
-    def equip_key(self, key: Key) -> None:
+    def equip_key(self, key: Key | None) -> None:
         self.hand = key
 
-    def break_block(self, pos: Pos, *, sub: object = 0) -> list[ItemStack]:
-        """Break a block with the best owned tool: harvest check, loot roll, block removed."""
-        block = self.state.block(pos)
-        tool = self.best_tool(block)
-        stack = self.tool_stack(tool)
-        if stack is not None:
-            self.equip_key((stack.item, stack.enchantments))
+    def wear(self, key: Key, amount: int, sub: object) -> Worn:
+        """Spend ``amount`` durability of one copy (Unbreaking may save some); it may break."""
+        rng = self.rng("wear", sub) if unbreaking_level(key) > 0 else None
+        worn = apply_wear(self.inventory, self.rules.game, key, amount, rng)
+        if worn.after != key and self.hand == key:
+            self.hand = worn.after
+        if worn.broke:
+            self.broken.append(key[0])
+        return worn
+
+    def break_block(self, pos: Pos, *, sub: object = 0, needed: bool = True) -> list[ItemStack]:
+        """Break a block with the body's tool for it: harvest check, loot roll, wear, block removed.
+
+        ``needed``: the block is the call's target (not merely in the way), so the best
+        tool is used even if this use breaks it.
+        """
+        block, properties = block_state(self.state, self.rules.game.blocks, pos)
+        key = self.choose_copy(block, needed)
+        tool = key[0] if key is not None else None
+        stack = stack_of(key) if key is not None else None
+        if key is not None:
+            self.equip_key(key)
         harvestable = self.rules.can_harvest(block, tool)
         self.events.rule_applied(
             RuleApplication(
@@ -171,17 +230,38 @@ class Body:
         drops: list[ItemStack] = []
         table = self.rules.block_table(block)
         if harvestable and table is not None:
-            info = self.rules.game.blocks[block]
-            ctx = LootContext(
-                tool=stack,
-                block=block,
-                block_properties=info.default_state,
-                this_entity=EntityState("player"),
-                lookup=self._lookup_near(pos),
+            ctx = self.rules.block_context(
+                block, stack, properties=properties, lookup=self._lookup_near(pos)
             )
             drops = self._roll(table, ctx, f"block|{pos[0]},{pos[1]},{pos[2]}|{sub}")
+        if key is not None:
+            spec = self.rules.game.tools[key[0]]
+            self.wear(key, spec.mine_wear(self.rules.game.blocks[block].hardness), sub)
+        self._remove(pos, block, drops, sub)
+        return drops
+
+    def _remove(self, pos: Pos, block: str, drops: list[ItemStack], sub: object) -> None:
+        """Take a broken block out of the world, with its other half; what it held up falls."""
+        info = self.rules.game.blocks.get(block)
+        other = partner(self.state, pos, block) if is_two_high(info) else None
         self.state.set_block(pos, "air")
-        self._break_unsupported(pos, drops, sub)
+        top = pos
+        if other is not None:
+            self.state.set_block(other, "air")
+            top = other if other[1] > pos[1] else pos
+        self._break_unsupported(top, drops, sub)
+
+    def _drop_unsupported(self, pos: Pos, sub: object) -> list[ItemStack]:
+        """A block that lost its support pops off: its loot as the game rolls it, no tool, no player."""
+        block, properties = block_state(self.state, self.rules.game.blocks, pos)
+        table = self.rules.block_table(block)
+        drops: list[ItemStack] = []
+        if table is not None:
+            ctx = LootContext(
+                block=block, block_properties=properties, lookup=self._lookup_near(pos)
+            )
+            drops = self._roll(table, ctx, f"block|{pos[0]},{pos[1]},{pos[2]}|{sub}")
+        self._remove(pos, block, drops, sub)
         return drops
 
     def _roll(self, table: LootTable, ctx: LootContext, key: str) -> list[ItemStack]:
@@ -202,23 +282,23 @@ class Body:
         return drops
 
     def _lookup_near(self, pos: Pos) -> Callable[[int, int, int], tuple[str, Mapping[str, str]]]:
-        """What location_check predicates see around a broken block (default block states)."""
+        """What location_check predicates see around a broken block (its neighbours' real states)."""
         state, blocks = self.state, self.rules.game.blocks
 
         def lookup(dx: int, dy: int, dz: int) -> tuple[str, Mapping[str, str]]:
-            name = state.block((pos[0] + dx, pos[1] + dy, pos[2] + dz))
-            info = blocks.get(name)
-            return name, info.default_state if info else {}
+            return block_state(state, blocks, (pos[0] + dx, pos[1] + dy, pos[2] + dz))
 
         return lookup
 
     def _break_unsupported(self, pos: Pos, drops: list[ItemStack], sub: object) -> None:
         above = (pos[0], pos[1] + 1, pos[2])
         if self.state.in_bounds(above) and self.state.block(above) in self.config.needs_support:
-            drops.extend(self.break_block(above, sub=f"{sub}^"))
+            drops.extend(self._drop_unsupported(above, f"{sub}^"))
 
-    def roll_entity(self, entity: str, mob_id: int, weapon: ItemStack | None) -> list[ItemStack]:
-        table = self.rules.entity_table(entity)
+    def roll_entity(
+        self, entity: str, mob_id: int, weapon: ItemStack | None, variant: str = ""
+    ) -> list[ItemStack]:
+        table = self.rules.entity_table(entity, variant)
         if table is None:
             return []
         looting = weapon.enchantment_level("looting") if weapon else 0
@@ -230,24 +310,41 @@ class Body:
 
     # -- movement --------------------------------------------------------------------
     def approach(self, target: Pos, reach: float | None = None) -> Approach | Blocked:
+        """The whole way to ``target`` (a call digs at most ``max_path_digs`` of it: see ``walk``)."""
         return plan_approach(
             self.state,
             self.pos,
             target,
             self.config.reach if reach is None else reach,
             self.can_clear,
-            self.config.max_path_digs,
+            PLAN_DIG_CAP,
         )
 
-    def walk(self, plan: Approach, sub: str) -> list[ItemStack]:
-        """Dig the planned way (collecting what drops) and move to its end."""
+    def walk(self, plan: Approach, sub: str) -> Walked:
+        """Dig the planned way (collecting what drops) and move to its end.
+
+        Every block on the way wears the tool that breaks it. The body stops where it
+        stands when this call has dug ``max_path_digs`` blocks on its ways, or when a
+        tool broke and no owned tool can dig the next block.
+        """
         drops: list[ItemStack] = []
+        broken = len(self.broken)
         for i, cell in enumerate(plan.digs):
             if self.state.block_id(cell) in self.state.passable_ids:
                 continue
-            drops.extend(self.break_block(cell, sub=f"{sub}/path{i}"))
+            name = self.state.block(cell)
+            stop: Blocked | None = None
+            if self.dug >= self.config.max_path_digs:
+                stop = Blocked(cell, name, too_far=True)
+            elif len(self.broken) > broken and not self.can_clear(name):
+                stop = Blocked(cell, name)
+            if stop is not None:
+                self.pos = settle(self.state, plan.froms[i])
+                return Walked(drops, stop)
+            drops.extend(self.break_block(cell, sub=f"{sub}/path{i}", needed=False))
+            self.dug += 1
         self.pos = settle(self.state, plan.stand)
-        return drops
+        return Walked(drops)
 
     # -- items -----------------------------------------------------------------------
     def gain(self, stacks: list[ItemStack]) -> dict[str, int]:
@@ -258,7 +355,7 @@ class Body:
                 continue
             n = self.inventory.add(stack)
             if n:
-                added.append(ItemStack(stack.item, n, stack.enchantments))
+                added.append(stack.with_count(n))
             if n < stack.count:
                 self.state.drops.append(
                     GroundDrop(stack.item, stack.count - n, self.pos, stack.enchantments)
@@ -272,12 +369,16 @@ class Body:
 
     def spend(self, item: str, count: int) -> list[ItemStack]:
         taken = self.inventory.remove(item, count)
+        self.drop_missing_equipment()
+        return taken
+
+    def drop_missing_equipment(self) -> None:
+        """Forget held or worn copies that are no longer in the inventory."""
         if self.hand and self.hand not in self.inventory.counts:
             self.hand = None
         for slot, key in list(self.armor.items()):
             if key not in self.inventory.counts:
                 del self.armor[slot]
-        return taken
 
     def add_experience(self, points: float) -> None:
         self.xp_points += points
@@ -292,20 +393,27 @@ class Body:
     def execute(self, action: Action, handlers: Mapping[str, Handler]) -> ActionResult:
         before = self.inventory.totals()
         self.signature = action_signature(action)
+        self.broken, self.dug = [], 0
         result = handlers[action.skill](self, action.args)
         after = self.inventory.totals()
         change = delta(before, after)
-        if dict(result.inventory_delta) != change:
+        broken = list(self.broken)
+        if dict(result.inventory_delta) != change or broken:
+            message, details = result.message, dict(result.details)
+            if broken:
+                # What a player sees: the tool breaking, and it is gone from the hotbar.
+                details["tools_broken"] = broken
+                message += "; " + ", ".join(f"the {t} broke" for t in broken)
             result = ActionResult(
                 result.skill,
                 result.args,
                 result.ok,
                 result.reason,
-                result.message,
+                message,
                 result.produced,
                 result.consumed,
                 change,
-                result.details,
+                details,
             )
         return result
 

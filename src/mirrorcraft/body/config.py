@@ -23,7 +23,7 @@ class BodyConfig(BaseModel):
     explore_radius: float = Field(48, gt=0, le=256)
     explore_hops: int = Field(2, ge=1, le=16)
     region_size: int = Field(32, ge=8, le=128)
-    max_path_digs: int = Field(160, ge=1, le=1000)
+    max_path_digs: int = Field(32, ge=1, le=1000)
     inventory_slots: int = Field(36, ge=1, le=64)
     aliases: dict[str, str] = {}
     fuel_preference: tuple[str, ...] = ()

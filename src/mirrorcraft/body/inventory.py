@@ -1,8 +1,9 @@
 """The agent's inventory and equipment.
 
-Items are counted per (item, enchantments) so that an enchanted pickaxe and a
-plain one stay distinct. Slots are derived: each key fills ceil(count / stack
-size) of the 36 slots, as the game would stack it.
+Items are counted per (item, enchantments, damage) so that an enchanted pickaxe,
+a plain one and a worn one stay distinct. Slots are derived: each key fills
+ceil(count / stack size) of the 36 slots, as the game would stack it (damageable
+items have a stack size of 1).
 """
 
 from __future__ import annotations
@@ -12,11 +13,22 @@ from dataclasses import dataclass, field
 
 from mirrorcraft.rules.items import ItemStack
 
-Key = tuple[str, tuple[tuple[str, int], ...]]
+Enchantments = tuple[tuple[str, int], ...]
+Key = tuple[str, Enchantments, int]
+"""(item, enchantments, damage): one kind of stack."""
 
 
 def key_of(stack: ItemStack) -> Key:
-    return (stack.item, stack.enchantments)
+    return (stack.item, stack.enchantments, stack.damage)
+
+
+def stack_of(key: Key, count: int = 1) -> ItemStack:
+    return ItemStack(key[0], count, key[1], key[2])
+
+
+def _spend_order(k: Key) -> tuple[int, Enchantments, int]:
+    """Which copies a removal takes first: plain before enchanted, worn before new."""
+    return (len(k[1]), k[1], -k[2])
 
 
 @dataclass
@@ -28,64 +40,71 @@ class Inventory:
     """Bumped on every change, so callers can cache what they derive from the contents."""
 
     def total(self, item: str) -> int:
-        return sum(c for (name, _), c in self.counts.items() if name == item)
+        return sum(c for (name, _e, _d), c in self.counts.items() if name == item)
 
     def totals(self) -> dict[str, int]:
         out: dict[str, int] = {}
-        for (name, _), c in self.counts.items():
+        for (name, _e, _d), c in self.counts.items():
             out[name] = out.get(name, 0) + c
         return dict(sorted(out.items()))
 
+    def keys_of(self, item: str) -> list[Key]:
+        return sorted(k for k in self.counts if k[0] == item)
+
     def enchanted(self) -> list[ItemStack]:
         return sorted(
-            (ItemStack(n, c, e) for (n, e), c in self.counts.items() if e),
-            key=lambda s: (s.item, s.enchantments),
+            (stack_of(k, c) for k, c in self.counts.items() if k[1]),
+            key=lambda s: (s.item, s.enchantments, s.damage),
         )
 
     def used_slots(self) -> int:
-        return sum(
-            -(-c // max(self.stack_sizes.get(n, 64), 1)) for (n, _), c in self.counts.items()
-        )
+        return sum(-(-c // max(self.stack_sizes.get(k[0], 64), 1)) for k, c in self.counts.items())
 
-    def room_for(self, item: str, enchantments: tuple[tuple[str, int], ...] = ()) -> int:
+    def room_for(self, item: str, enchantments: Enchantments = (), damage: int = 0) -> int:
         """How many more of this item fit (existing partial stacks plus free slots)."""
         size = max(self.stack_sizes.get(item, 64), 1)
-        have = self.counts.get((item, enchantments), 0)
+        have = self.counts.get((item, enchantments, damage), 0)
         partial = (-have) % size
         free = self.slots - self.used_slots()
         return partial + max(free, 0) * size
 
     def add(self, stack: ItemStack) -> int:
         """Add as much as fits; returns how many were added."""
-        fit = min(stack.count, self.room_for(stack.item, stack.enchantments))
+        fit = min(stack.count, self.room_for(stack.item, stack.enchantments, stack.damage))
         if fit > 0:
             k = key_of(stack)
             self.counts[k] = self.counts.get(k, 0) + fit
             self.version += 1
         return fit
 
+    def take(self, key: Key, count: int = 1) -> int:
+        """Remove up to ``count`` copies of exactly this key; returns how many were removed."""
+        n = min(self.counts.get(key, 0), count)
+        if n > 0:
+            self.counts[key] -= n
+            if self.counts[key] == 0:
+                del self.counts[key]
+            self.version += 1
+        return n
+
     def remove(self, item: str, count: int) -> list[ItemStack]:
-        """Remove ``count`` of an item (plain copies first); the caller checked there are enough."""
+        """Remove ``count`` of an item (plain copies first, the most worn first); the caller checked there are enough."""
         taken: list[ItemStack] = []
-        for k in sorted((k for k in self.counts if k[0] == item), key=lambda k: (len(k[1]), k[1])):
+        for k in sorted((k for k in self.counts if k[0] == item), key=_spend_order):
             if count <= 0:
                 break
-            n = min(self.counts[k], count)
-            self.counts[k] -= n
+            n = self.take(k, count)
             count -= n
-            taken.append(ItemStack(k[0], n, k[1]))
-            self.version += 1
-            if self.counts[k] == 0:
-                del self.counts[k]
+            taken.append(stack_of(k, n))
         return taken
 
     def stacks(self) -> list[ItemStack]:
         """Slot stacks, each at most a stack size, in a fixed order."""
         out: list[ItemStack] = []
-        for (name, ench), count in sorted(self.counts.items()):
-            size = max(self.stack_sizes.get(name, 64), 1)
+        for key, count in sorted(self.counts.items()):
+            size = max(self.stack_sizes.get(key[0], 64), 1)
             while count > 0:
-                out.append(ItemStack(name, min(count, size), ench))
+                out.append(stack_of(key, min(count, size)))
                 count -= size
         return out
 

@@ -16,6 +16,7 @@ from mirrorcraft.body.actions import skill_specs
 from mirrorcraft.body.body import Body
 from mirrorcraft.body.paths import dist2
 from mirrorcraft.body.results import ActionResult
+from mirrorcraft.body.wear import durability_view
 
 
 @dataclass(frozen=True)
@@ -76,12 +77,15 @@ class Observation:
     last_result: ActionResult | None
     budget: Budget
     skills: list[str] = field(default_factory=list)
+    durability: list[dict[str, Any]] = field(default_factory=list)
+    """Every owned copy of a damageable item: {"item", "remaining", "max"[, "enchantments"]}."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "step": self.step,
             "inventory": self.inventory,
             "enchanted_items": self.enchanted_items,
+            "durability": self.durability,
             "equipped": self.equipped,
             "position": {"x": self.position[0], "y": self.position[1], "z": self.position[2]},
             "biome": self.biome,
@@ -130,6 +134,7 @@ class Observation:
     def render_text(self) -> str:
         inv = ", ".join(f"{k} x{v}" for k, v in self.inventory.items()) or "(empty)"
         eq = ", ".join(f"{k}={v}" for k, v in self.equipped.items() if v) or "nothing"
+        worn = ", ".join(f"{d['item']} {d['remaining']}/{d['max']}" for d in self.durability)
         blocks = ", ".join(f"{n.id} ({n.distance:g})" for n in self.nearby_blocks) or "none"
         drops = (
             ", ".join(f"{n.id} x{n.count} ({n.distance:g})" for n in self.nearby_drops) or "none"
@@ -153,6 +158,7 @@ class Observation:
                 f"BUDGET: {self.budget.used} used, {self.budget.remaining} left of {self.budget.total}",
                 f"INVENTORY: {inv}",
                 f"EQUIPPED: {eq}",
+                f"DURABILITY (uses left): {worn or 'no tools'}",
                 f"POSITION: x={self.position[0]} y={self.position[1]} z={self.position[2]}; biome {self.biome}",
                 f"SURVIVAL: health {self.health:g}, food {self.food}; experience level {self.experience_level}",
                 f"NEARBY_TARGETS: {blocks}",
@@ -258,4 +264,5 @@ class ObservationBuilder:
             last_result=last,
             budget=budget,
             skills=self._skills,
+            durability=durability_view(b.rules.game, b.inventory.counts),
         )

@@ -46,6 +46,8 @@ class Approach:
     """Where the body ends up (feet), before gravity."""
     digs: tuple[Pos, ...]
     """Blocks to break on the way, in order."""
+    froms: tuple[Pos, ...] = ()
+    """Where the body stands (feet) when it breaks each of ``digs``."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ def _line_approach(
     reach2 = reach * reach
     passable = state.passable_ids
     digs: list[Pos] = []
+    froms: list[Pos] = []
     seen: set[Pos] = set()
     stand = start
     for cell in line_cells(start, target)[1:]:
@@ -83,11 +86,12 @@ def _line_approach(
             if not can_clear(name):
                 return Blocked(c, name)
             digs.append(c)
+            froms.append(stand)
             if len(digs) > max_digs:
                 return Blocked(c, name, too_far=True)
         if walking:
             stand = cell
-    return Approach(stand, tuple(digs))
+    return Approach(stand, tuple(digs), tuple(froms))
 
 
 def _surface_approach(
@@ -100,6 +104,7 @@ def _surface_approach(
 ) -> Approach | Blocked | None:
     """Climb to the open sky if underground, walk over the terrain, then dig down to the target."""
     up: list[Pos] = []
+    up_from: list[Pos] = []
     x, y, z = start
     top = state.surface_y(x, z)
     passable = state.passable_ids
@@ -109,6 +114,7 @@ def _surface_approach(
             if not can_clear(state.block(c)):
                 return Blocked(c, state.block(c))
             up.append(c)
+            up_from.append((x, max(y, cy - 2), z))
     tx, _ty, tz = target
     above = (tx, state.surface_y(tx, tz) + 1, tz)
     if not state.in_bounds(above):
@@ -117,12 +123,12 @@ def _surface_approach(
         for dx, dz in ((1, 0), (0, 1), (-1, 0), (0, -1)):
             nx, nz = tx + dx, tz + dz
             if 0 <= nx < state.size and 0 <= nz < state.size:
-                return Approach((nx, state.surface_y(nx, nz) + 1, nz), tuple(up))
+                return Approach((nx, state.surface_y(nx, nz) + 1, nz), tuple(up), tuple(up_from))
         return None
     down = _line_approach(state, above, target, reach, can_clear, max_digs - len(up))
     if isinstance(down, Blocked):
         return down
-    return Approach(down.stand, (*up, *down.digs))
+    return Approach(down.stand, (*up, *down.digs), (*up_from, *down.froms))
 
 
 def plan_approach(

@@ -11,7 +11,6 @@ from mirrorcraft.rules.crafting import GRID_SIZES
 from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.rules.ids import normalize_id
 from mirrorcraft.rules.items import ItemStack
-from mirrorcraft.rules.loot_context import LootContext
 from mirrorcraft.rules.recipes import CookingRecipe, InertRecipe, ShapedRecipe, ShapelessRecipe
 from mirrorcraft.rules.ruleset import RuleSet
 
@@ -153,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     rolls = []
     for i in range(max(1, min(args.rolls, 10_000))):
         drops = (
-            rs.roll(table, LootContext(tool=tool), random.Random(f"{args.seed}:{i}"))
+            rs.roll(table, rs.block_context(block, tool), random.Random(f"{args.seed}:{i}"))
             if harvest
             else []
         )

@@ -127,10 +127,16 @@ def analyse(rules: RuleSet, blocks: Iterable[str], mobs: Iterable[str]) -> Reach
     )
     for mob in mobs:
         ctx = LootContext(this_entity=EntityState(mob), killer_is_player=True)
-        for item in sorted(_sample(rules, f"minecraft:entities/{mob}", ctx)):
-            obtained.setdefault(
-                item, Transition("kill", mob, item, ("loot_tables", f"minecraft:entities/{mob}"))
-            )
+        # A mob with natural variants (sheep colours) drops from its variant's table.
+        variants = [v for v, w in rules.entity_variants(mob) if w > 0] or [""]
+        for variant in variants:
+            table = rules.entity_table(mob, variant)
+            if table is None:
+                continue
+            for item in sorted(_sample(rules, table.location, ctx)):
+                obtained.setdefault(
+                    item, Transition("kill", mob, item, ("loot_tables", table.location))
+                )
     changed = True
     while changed:
         changed = False

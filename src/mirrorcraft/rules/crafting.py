@@ -5,7 +5,8 @@ recipe (whose pattern was trimmed the same way at load time) matches when the
 boxes have the same size and every cell matches, either as written or
 mirrored left-to-right; it can then sit anywhere in the grid. A shapeless
 recipe matches when the filled cells can be assigned one-to-one to its
-ingredients. The 2x2 inventory grid only takes recipes that fit in 2x2.
+ingredients. A special recipe (see ``special_recipes``) matches when its engine
+rule accepts the filled cells. The 2x2 inventory grid only takes recipes that fit in 2x2.
 When several recipes match, the one with the smallest resource location wins,
 so the choice is deterministic.
 """
@@ -17,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from mirrorcraft.rules.recipes import Ingredient, ShapedRecipe, ShapelessRecipe
+from mirrorcraft.rules.special_recipes import SpecialRecipeSet
 
 Grid = tuple[tuple[str | None, ...], ...]
 
@@ -30,6 +32,10 @@ class CraftOutcome:
     item: str
     count: int
     recipe: str
+    keeps: str | None = None
+    """A special recipe's input whose copy (enchantments, wear) the result carries on."""
+    repair: bool = False
+    """A repair_item result: the two input copies' remaining uses are combined."""
 
 
 def trim_grid(grid: Grid) -> tuple[int, int, tuple[str | None, ...]]:
@@ -82,7 +88,13 @@ def _assignable(items: Sequence[str], ingredients: Sequence[Ingredient]) -> bool
 class CraftingMatcher:
     """Answers "what does this grid produce?" for one set of crafting recipes."""
 
-    def __init__(self, shaped: Iterable[ShapedRecipe], shapeless: Iterable[ShapelessRecipe]):
+    def __init__(
+        self,
+        shaped: Iterable[ShapedRecipe],
+        shapeless: Iterable[ShapelessRecipe],
+        special: SpecialRecipeSet | None = None,
+    ):
+        self._special = special
         # Shaped index: (height, width, filled-mask, item in first filled cell) -> variants.
         self._shaped: dict[
             tuple[int, int, tuple[bool, ...], str],
@@ -140,6 +152,11 @@ class CraftingMatcher:
                     continue
                 if _assignable(items, sl.ingredients):
                     best = (sl.location, sl.result, sl.count)
+        if self._special is not None:
+            hit = self._special.match(items, best[0] if best else None)
+            if hit is not None:
+                location, out = hit
+                return CraftOutcome(out.item, out.count, location, out.keeps, out.repair)
         if best is None:
             return None
         return CraftOutcome(best[1], best[2], best[0])

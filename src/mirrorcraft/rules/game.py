@@ -39,11 +39,41 @@ class BlockInfo:
 @dataclass(frozen=True)
 class ToolInfo:
     item: str
-    kind: str  # pickaxe | axe | shovel | hoe | sword
+    kind: str  # pickaxe | axe | shovel | hoe | sword | shears
     tier: str
     tier_level: int
     speed: float
     attack_damage: float
+    durability: int = 0
+    """Uses before it breaks (the item's max damage); 0: it never wears."""
+    wear_mine: int = 0
+    """Durability a broken block costs (only blocks with hardness above 0 unless ``wear_instant_blocks``)."""
+    wear_hit: int = 0
+    """Durability a hit on a mob costs."""
+    wear_instant_blocks: bool = False
+    correct_for: frozenset[str] = frozenset()
+    """Blocks the game hard-codes this item as the right tool for, beyond the mineable tags."""
+
+    def mine_wear(self, hardness: float) -> int:
+        """Durability breaking a block of this hardness costs (vanilla's mineBlock)."""
+        return self.wear_mine if hardness != 0 or self.wear_instant_blocks else 0
+
+
+@dataclass(frozen=True)
+class EntityInfo:
+    name: str
+    max_health: float
+    variant_property: str = ""
+    """The property a natural spawn draws (sheep: color); empty when there is none."""
+    variant_weights: tuple[tuple[str, int], ...] = ()
+    """Variants and their integer weights, in a fixed order."""
+    variant_loot_table: str = ""
+    """Loot table location pattern; ``{variant}`` is replaced by the mob's variant."""
+
+    def loot_table(self, variant: str) -> str | None:
+        if not variant or not self.variant_loot_table:
+            return None
+        return self.variant_loot_table.replace("{variant}", variant)
 
 
 @dataclass(frozen=True)
@@ -53,6 +83,11 @@ class GameData:
     display_names: Mapping[str, str]
     tools: Mapping[str, ToolInfo]
     fuels: Mapping[str, int]  # "coal" or "#planks" -> burn ticks
+    durability: Mapping[str, int]
+    """Item -> uses before it breaks, for every damageable item (tools, armor, shears...)."""
+    entities: Mapping[str, EntityInfo]
+    special_recipes: Mapping[str, Mapping[str, Any]]
+    """Special recipe type -> the items its engine rule tests for (ids without namespace)."""
     never_fuel: frozenset[str]
     enchanting: Mapping[str, Any]
     fingerprint: str
@@ -76,6 +111,17 @@ def _read(folder: Path, name: str) -> Any:
         raise RulesError(f"game data file {exc}") from None
 
 
+def _ids(value: Any) -> Any:
+    """Item ids in a special recipe's facts without their namespace; numbers as they are."""
+    if isinstance(value, str):
+        return normalize_id(value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(normalize_id(v) for v in value)
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
 def load_game_data(folder: Path | None = None) -> GameData:
     """Read the game facts (the packaged ones unless a folder is given)."""
     if folder is None:
@@ -95,6 +141,10 @@ def _load(folder: Path) -> GameData:
     raw = {
         n: _read(folder, f"{n}.json") for n in ("blocks", "items", "tools", "fuels", "enchanting")
     }
+    # Older game-data folders have no entity facts: mobs then have no variants.
+    for optional in ("entities", "special_recipes"):
+        if (folder / f"{optional}.json").is_file():
+            raw[optional] = _read(folder, f"{optional}.json")
     blocks = {
         normalize_id(name): BlockInfo(
             normalize_id(name),
@@ -120,7 +170,31 @@ def _load(folder: Path) -> GameData:
             int(info.get("tier_level", TIER_LEVELS.get(tier, 0))),
             float(info.get("speed", 1.0)),
             float(info.get("attack_damage", 1.0)),
+            int(info.get("durability", 0)),
+            int(info.get("wear_mine", 0)),
+            int(info.get("wear_hit", 0)),
+            bool(info.get("wear_instant_blocks", False)),
+            frozenset(normalize_id(b) for b in info.get("correct_for", ())),
         )
+    durability = {
+        normalize_id(n): int(i["durability"])
+        for n, i in raw["items"].items()
+        if int(i.get("durability", 0)) > 0
+    }
+    entities = {}
+    for name, info in (raw.get("entities") or {}).items():
+        variants = info.get("variants") or {}
+        entities[normalize_id(name)] = EntityInfo(
+            normalize_id(name),
+            float(info.get("max_health", 1)),
+            str(variants.get("property", "")),
+            tuple((str(k), int(v)) for k, v in sorted(variants.get("weights", {}).items())),
+            str(variants.get("loot_table", "")),
+        )
+    special = {
+        normalize_id(kind): MappingProxyType({k: _ids(v) for k, v in spec.items()})
+        for kind, spec in (raw.get("special_recipes") or {}).items()
+    }
     fuels: dict[str, int] = {}
     fuel_doc = raw["fuels"]
     burn = fuel_doc.get("burn_time", fuel_doc) if isinstance(fuel_doc, dict) else {}
@@ -138,6 +212,9 @@ def _load(folder: Path) -> GameData:
         MappingProxyType(names),
         MappingProxyType(tools),
         MappingProxyType(fuels),
+        MappingProxyType(durability),
+        MappingProxyType(entities),
+        MappingProxyType(special),
         never,
         MappingProxyType(raw["enchanting"]),
         digest,

@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class ItemStack:
-    """An item with a count and (possibly) enchantments, e.g. a silk-touch pickaxe."""
+    """An item with a count and (possibly) enchantments and wear, e.g. a silk-touch pickaxe."""
 
     item: str
     count: int = 1
     enchantments: tuple[tuple[str, int], ...] = field(default=())
+    damage: int = 0
+    """Durability used so far (vanilla's damage value); 0 for new and undamageable items."""
 
     def enchantment_level(self, enchantment: str) -> int:
         for name, level in self.enchantments:
@@ -25,7 +27,7 @@ class ItemStack:
         return dict(self.enchantments)
 
     def with_count(self, count: int) -> ItemStack:
-        return ItemStack(self.item, count, self.enchantments)
+        return ItemStack(self.item, count, self.enchantments, self.damage)
 
     def with_item(self, item: str) -> ItemStack:
         return ItemStack(item, self.count, ())

@@ -260,7 +260,7 @@ class LootCompiler:
 
             return expand_tag
         if kind == "loot_table":
-            try:  # tables are keyed by their full location (minecraft:blocks/dirt)
+            try:  # tables are keyed by their full location (minecraft:entities/sheep)
                 target = full_id(normalize_id(raw.get("name", "")))
             except ValueError as exc:
                 raise DatapackError(str(exc), field=f"{field}.name") from None

@@ -26,16 +26,24 @@ from mirrorcraft.rules.game import GameData, load_game_data
 from mirrorcraft.rules.ids import normalize_id
 from mirrorcraft.rules.items import ItemStack
 from mirrorcraft.rules.loot import MAX_LOOT_WORK, LootCompiler, LootTable, loot_work
-from mirrorcraft.rules.loot_context import LootContext, LootRuntime, RandomSource
+from mirrorcraft.rules.loot_context import (
+    BlockLookup,
+    EntityState,
+    LootContext,
+    LootRuntime,
+    RandomSource,
+)
 from mirrorcraft.rules.pack import PackData, load_pack, resource_path
 from mirrorcraft.rules.recipes import (
     COOKING_TYPES,
     CookingRecipe,
+    InertRecipe,
     Recipe,
     RecipeParser,
     ShapedRecipe,
     ShapelessRecipe,
 )
+from mirrorcraft.rules.special_recipes import ENGINE_RULES, SpecialRecipeSet
 from mirrorcraft.rules.tags import layer_tags, resolve_tags
 
 STATION_COOKING = {station: kind for kind, station in COOKING_TYPES.items()}
@@ -148,6 +156,8 @@ class RuleSet:
         spec = self.game.tools.get(tool) if tool else None
         if spec is None:
             return False
+        if block in spec.correct_for:
+            return True
         for tag, level in NEEDS_TIER_TAGS:
             if spec.tier_level < level and block in self.block_tags.get(tag, ()):
                 return False
@@ -158,8 +168,36 @@ class RuleSet:
         location = info.loot_table if info is not None else f"minecraft:blocks/{block}"
         return self.loot_tables.get(location) if location else None
 
-    def entity_table(self, entity: str) -> LootTable | None:
-        return self.loot_tables.get(f"minecraft:entities/{entity}")
+    def entity_table(self, entity: str, variant: str = "") -> LootTable | None:
+        """The table a mob drops from; a variant (a sheep's colour) picks its own table."""
+        info = self.game.entities.get(entity)
+        location = info.loot_table(variant) if info is not None else None
+        return self.loot_tables.get(location or f"minecraft:entities/{entity}")
+
+    def entity_variants(self, entity: str) -> tuple[tuple[str, int], ...]:
+        """(variant, weight) a natural spawn draws from; empty for mobs without variants."""
+        info = self.game.entities.get(entity)
+        return info.variant_weights if info is not None else ()
+
+    def block_context(
+        self,
+        block: str,
+        tool: ItemStack | None,
+        *,
+        properties: Mapping[str, str] | None = None,
+        lookup: BlockLookup | None = None,
+    ) -> LootContext:
+        """The loot context of a player breaking ``block`` with ``tool`` (None: bare hand)."""
+        info = self.game.blocks.get(block)
+        return LootContext(
+            tool=tool,
+            block=block,
+            block_properties=properties
+            if properties is not None
+            else (info.default_state if info else {}),
+            this_entity=EntityState("player"),
+            lookup=lookup,
+        )
 
     def roll(self, table: LootTable, ctx: LootContext, rng: RandomSource) -> list[ItemStack]:
         runtime = LootRuntime(rng=rng, ctx=ctx, tables=self.loot_tables, smelt=self.smelt_result)
@@ -206,6 +244,18 @@ def _resolve_fuels(game: GameData, item_tags: Mapping[str, frozenset[str]]) -> d
         for item in item_tags.get(ref[1:], frozenset()) if ref.startswith("#") else {ref}:
             fuels.pop(item, None)
     return fuels
+
+
+def _special_recipes(recipes: Mapping[str, Recipe], game: GameData) -> SpecialRecipeSet:
+    """The special recipes in force that have an engine rule and game facts."""
+    found = tuple(
+        (location, recipe.kind)
+        for location, recipe in sorted(recipes.items())
+        if isinstance(recipe, InertRecipe)
+        and recipe.kind in ENGINE_RULES
+        and recipe.kind in game.special_recipes
+    )
+    return SpecialRecipeSet(found, game.special_recipes, game.durability)
 
 
 def build_ruleset(packs: Sequence[PackData], game: GameData, name: str) -> RuleSet:
@@ -272,7 +322,7 @@ def build_ruleset(packs: Sequence[PackData], game: GameData, name: str) -> RuleS
         documents=MappingProxyType(documents),
         sources=MappingProxyType(sources),
         fingerprint=digest.hexdigest()[:16],
-        _crafting=CraftingMatcher(shaped, shapeless),
+        _crafting=CraftingMatcher(shaped, shapeless, _special_recipes(recipes, game)),
         _cooking=MappingProxyType(cooking),
     )
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -17,7 +19,8 @@ from mirrorcraft.world.noise import value_noise
 from mirrorcraft.world.palette import Palette
 from mirrorcraft.world.spec import BiomeSpec, OreBand, TreeKind
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
+"""2: mobs with natural variants (sheep colours) draw one at spawn."""
 REPLACEABLE_BY_ORE = ("stone", "deepslate", "granite", "diorite", "andesite", "tuff")
 
 
@@ -26,6 +29,22 @@ class MobSpawn:
     id: int
     type: str
     pos: tuple[int, int, int]
+    variant: str = ""
+    """The variant drawn at spawn (a sheep's colour); empty for mobs without variants."""
+
+
+def draw_variant(seed: int, mob_id: int, weights: tuple[tuple[str, int], ...]) -> str:
+    """A natural variant by weight, from a draw keyed by the world seed and the mob.
+
+    Keyed apart from the terrain's generator, so terrain and mob placement do not move.
+    """
+    digest = hashlib.blake2b(f"{seed}\x1fvariant\x1f{mob_id}".encode(), digest_size=8).digest()
+    pick = random.Random(int.from_bytes(digest, "big")).randrange(sum(w for _v, w in weights))
+    for variant, weight in weights:
+        pick -= weight
+        if pick < 0:
+            return variant
+    return weights[-1][0]
 
 
 @dataclass(frozen=True)
@@ -351,7 +370,14 @@ class _Builder:
         return (c, int(heights[c, c]) + 1, c)
 
 
-def generate(world_id: str, spec: BiomeSpec, seed: int, palette: Palette) -> GeneratedWorld:
+def generate(
+    world_id: str,
+    spec: BiomeSpec,
+    seed: int,
+    palette: Palette,
+    variants: Mapping[str, tuple[tuple[str, int], ...]] | None = None,
+) -> GeneratedWorld:
+    """The world for a spec and seed; ``variants``: mob type -> (variant, weight) to draw from."""
     b = _Builder(spec, seed, palette)
     heights = b.terrain()
     ponds = b.ponds(heights)
@@ -362,6 +388,11 @@ def generate(world_id: str, spec: BiomeSpec, seed: int, palette: Palette) -> Gen
     b.plants(heights)
     b.snow(heights)
     mobs = b.mobs(heights, ponds)
+    table = variants or {}
+    mobs = [
+        replace(m, variant=draw_variant(seed, m.id, table[m.type])) if table.get(m.type) else m
+        for m in mobs
+    ]
     spawn = b.spawn(heights)
     grid = b.grid
     grid.setflags(write=False)

@@ -57,6 +57,15 @@ def palette_for(game: GameData):  # type: ignore[no-untyped-def]
     return make_palette(tuple(sorted(game.blocks)))
 
 
+def mob_variants(game: GameData) -> dict[str, tuple[tuple[str, int], ...]]:
+    """Mob type (no namespace) -> its natural variants and weights (game facts)."""
+    return {
+        name.removeprefix("minecraft:"): info.variant_weights
+        for name, info in game.entities.items()
+        if info.variant_weights
+    }
+
+
 @dataclass(frozen=True)
 class LoadedWorld:
     """A generated world with its block index; immutable and shared by episodes."""
@@ -123,7 +132,9 @@ def load_world(world_id: str) -> LoadedWorld:
 def _load_packaged(world_id: str) -> LoadedWorld:
     entry = world_table()[world_id]
     game = load_game_data()
-    world = generate(world_id, biome_spec(entry.biome), entry.seed, palette_for(game))
+    world = generate(
+        world_id, biome_spec(entry.biome), entry.seed, palette_for(game), mob_variants(game)
+    )
     return LoadedWorld(world, BlockIndex(world))
 
 
@@ -140,5 +151,6 @@ def _load_file_world(world_id: str, digest: str) -> LoadedWorld:
 
 def load_custom_world(world_id: str, spec: BiomeSpec, seed: int) -> LoadedWorld:
     """A world from a user's own spec and seed (not cached)."""
-    world = generate(world_id, spec, seed, palette_for(load_game_data()))
+    game = load_game_data()
+    world = generate(world_id, spec, seed, palette_for(game), mob_variants(game))
     return LoadedWorld(world, BlockIndex(world))

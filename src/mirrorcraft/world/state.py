@@ -24,6 +24,8 @@ class Mob:
     type: str
     pos: Pos
     alive: bool = True
+    variant: str = ""
+    """Chosen at spawn (a sheep's colour); picks the mob's loot table."""
 
 
 @dataclass
@@ -66,7 +68,7 @@ class WorldState:
     @classmethod
     def fresh(cls, loaded: LoadedWorld) -> WorldState:
         w = loaded.world
-        mobs = [Mob(m.id, m.type, m.pos) for m in w.mobs]
+        mobs = [Mob(m.id, m.type, m.pos, variant=m.variant) for m in w.mobs]
         return cls(loaded=loaded, grid=w.grid.copy(), mobs=mobs)
 
     # -- geometry ----------------------------------------------------------------

@@ -12,6 +12,7 @@ from mirrorcraft.body.actions import skill_specs
 from mirrorcraft.body.config import BodyConfig
 from mirrorcraft.body.observation import Budget, Nearby, Observation, ProgressView
 from mirrorcraft.body.results import REASONS, ActionResult
+from mirrorcraft.body.wear import durability_entry, durability_order
 from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.rules.ruleset import RuleSet
 from mirrorcraft.worldgen.compiler import WORLD_BORDER
@@ -149,6 +150,22 @@ def build_observation(
             }
             for e in raw["enchanted_items"]
         ]
+        # Optional for bridges that do not report wear yet (then the list is empty).
+        durability = sorted(
+            (
+                durability_entry(
+                    str(d["item"]),
+                    _int(d["remaining"], "durability remaining"),
+                    _int(d["max"], "durability max"),
+                    {
+                        str(k): _int(v, "enchantment level")
+                        for k, v in dict(d.get("enchantments") or {}).items()
+                    },
+                )
+                for d in raw.get("durability") or []
+            ),
+            key=durability_order,
+        )
         return Observation(
             step=step,
             inventory=inventory,
@@ -174,6 +191,7 @@ def build_observation(
             last_result=last,
             budget=budget,
             skills=list(skill_specs()),
+            durability=durability,
         )
     except (KeyError, TypeError, IndexError, ValueError, AttributeError) as exc:
         raise InfrastructureFault(f"the bridge sent a malformed observation: {exc!r}") from None

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mirrorcraft.body import results as r
+from mirrorcraft.body.blockstate import AIR_BLOCKS
 from mirrorcraft.body.body import Body, keyed_random
 from mirrorcraft.body.enchanting import (
     enchantability,
@@ -16,8 +17,9 @@ from mirrorcraft.body.enchanting import (
 from mirrorcraft.body.events import RuleApplication
 from mirrorcraft.body.results import ActionResult, failure
 from mirrorcraft.body.skills.items import find_station
-from mirrorcraft.rules.crafting import GRID_SIZES
+from mirrorcraft.rules.crafting import GRID_SIZES, CraftOutcome
 from mirrorcraft.rules.items import ItemStack
+from mirrorcraft.rules.special_recipes import repaired_damage
 from mirrorcraft.world.state import StationState
 
 LAPIS = "lapis_lazuli"
@@ -75,9 +77,10 @@ def craft_grid(body: Body, args: Mapping[str, Any]) -> ActionResult:
         return failure(
             "craft_grid", args, r.NO_RESULT, "the result slot stayed empty; nothing was crafted"
         )
+    taken: list[ItemStack] = []
     for item, n in need.items():
-        body.spend(item, n)
-    gained = body.gain([ItemStack(outcome.item, outcome.count)])
+        taken += [t for t in body.spend(item, n) if item in (outcome.keeps, _repaired(outcome))]
+    gained = body.gain([_result_stack(body, outcome, taken)])
     return ActionResult(
         "craft_grid",
         args,
@@ -90,9 +93,44 @@ def craft_grid(body: Body, args: Mapping[str, Any]) -> ActionResult:
     )
 
 
+def _repaired(outcome: CraftOutcome) -> str | None:
+    return outcome.item if outcome.repair else None
+
+
+def _result_stack(body: Body, outcome: CraftOutcome, taken: list[ItemStack]) -> ItemStack:
+    """What the result slot held: a new stack, or (special recipes) a copy carried on."""
+    if outcome.repair:
+        game = body.rules.game
+        top = game.durability[outcome.item]
+        left = [top - t.damage for t in taken for _ in range(t.count)]
+        bonus = int(game.special_recipes["crafting_special_repairitem"]["bonus_percent"])
+        curses = _curses(body, taken)
+        return ItemStack(outcome.item, 1, curses, repaired_damage(top, left, bonus))
+    if outcome.keeps is not None and taken:
+        kept = taken[0]
+        return ItemStack(outcome.item, 1, kept.enchantments, kept.damage)
+    return ItemStack(outcome.item, outcome.count)
+
+
+def _curses(body: Body, taken: list[ItemStack]) -> tuple[tuple[str, int], ...]:
+    """A repaired item keeps only curses (the highest level of each), as vanilla does."""
+    specs = body.rules.game.enchanting.get("enchantments", {})
+    best: dict[str, int] = {}
+    for stack in taken:
+        for name, level in stack.enchantments:
+            spec = specs.get(name) or specs.get(f"minecraft:{name}") or {}
+            if spec.get("curse"):
+                best[name] = max(best.get(name, 0), level)
+    return tuple(sorted(best.items()))
+
+
 def _fuel_order(body: Body, exclude: str) -> list[str]:
     owned = sorted(
-        {n for (n, _e) in body.inventory.counts if n != exclude and body.rules.fuel_ticks(n) > 0}
+        {
+            n
+            for (n, _e, _d) in body.inventory.counts
+            if n != exclude and body.rules.fuel_ticks(n) > 0
+        }
     )
     ranked: list[str] = []
     for pref in body.config.fuel_preference:
@@ -244,12 +282,15 @@ def enchant(body: Body, args: Mapping[str, Any]) -> ActionResult:
     )
     if not enchantments:
         return failure("enchant", args, r.NO_RESULT, f"the table offered nothing for {item}")
-    body.spend(item, 1)
+    # The table takes the least worn plain copy; enchanting keeps its wear.
+    chosen = min(plain, key=lambda k: (k[2], k))
+    body.inventory.take(chosen)
+    body.drop_missing_equipment()
     body.spend(LAPIS, cost)
     body.level -= cost
     body.enchant_count += 1
     result_item = "enchanted_book" if item == "book" else item
-    stack = ItemStack(result_item, 1, enchantments)
+    stack = ItemStack(result_item, 1, enchantments, chosen[2])
     body.gain([stack])
     body.events.item_enchanted(stack, cost, body.step)
     shown = ", ".join(f"{n} {lv}" for n, lv in enchantments)
@@ -266,15 +307,28 @@ def enchant(body: Body, args: Mapping[str, Any]) -> ActionResult:
 
 
 def count_bookshelves(body: Body, table: tuple[int, int, int]) -> int:
-    """Bookshelves in the ring two blocks around the table, at its level and one above."""
+    """Bookshelves that power the table, as 1.19's EnchantmentMenu counts them.
+
+    For each of the 8 cells around the table, at its level and one above: when both are
+    air, the bookshelves two blocks out in that direction count (at both heights); for a
+    diagonal direction also the two shelves beside that corner. A shelf behind any block
+    (a torch, a carpet, water) does not count.
+    """
     tx, ty, tz = table
+    state = body.state
+
+    def shelf(dx: int, dy: int, dz: int) -> int:
+        return 1 if state.block((tx + dx, ty + dy, tz + dz)) == "bookshelf" else 0
+
     n = 0
-    for dy in (0, 1):
-        for dx in range(-2, 3):
-            for dz in range(-2, 3):
-                if (
-                    max(abs(dx), abs(dz)) == 2
-                    and body.state.block((tx + dx, ty + dy, tz + dz)) == "bookshelf"
-                ):
-                    n += 1
+    for dz in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            if (dx, dz) == (0, 0):
+                continue
+            if not all(state.block((tx + dx, ty + dy, tz + dz)) in AIR_BLOCKS for dy in (0, 1)):
+                continue
+            for dy in (0, 1):
+                n += shelf(dx * 2, dy, dz * 2)
+                if dx != 0 and dz != 0:
+                    n += shelf(dx * 2, dy, dz) + shelf(dx, dy, dz * 2)
     return n

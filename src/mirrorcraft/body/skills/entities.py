@@ -7,9 +7,11 @@ from typing import Any
 
 from mirrorcraft.body import results as r
 from mirrorcraft.body.body import Body
+from mirrorcraft.body.inventory import Key, stack_of
 from mirrorcraft.body.paths import Blocked, dist2
 from mirrorcraft.body.results import ActionResult, failure
-from mirrorcraft.body.skills.mining import blocked_result
+from mirrorcraft.body.skills.mining import blocked_result, stopped_result, with_produced
+from mirrorcraft.body.wear import copies
 from mirrorcraft.rules.items import ItemStack
 from mirrorcraft.world.state import Mob
 
@@ -33,17 +35,45 @@ def nearest_mobs(body: Body, mob_type: str, radius: float) -> list[tuple[int, Mo
     return sorted(((d, m) for d, m in found if d <= r2), key=lambda dm: (dm[0], dm[1].id))
 
 
-def best_weapon(body: Body) -> ItemStack | None:
+def best_weapon(body: Body) -> Key | None:
+    """The copy the body fights with: the best sword, else the best axe; None: bare hands.
+
+    Other tools are left out of fights (a hit costs a digger 2 durability).
+    """
     tools = body.rules.game.tools
-    owned = sorted({k for k in body.inventory.counts if k[0] in tools})
+    kind_rank = {"sword": 2, "axe": 1}
+    owned = sorted(
+        {k for k in body.inventory.counts if k[0] in tools and tools[k[0]].kind in kind_rank}
+    )
     if not owned:
         return None
-    kind_rank = {"sword": 2, "axe": 1}
     best = max(
         owned,
-        key=lambda k: (kind_rank.get(tools[k[0]].kind, 0), tools[k[0]].attack_damage, len(k[1]), k),
+        key=lambda k: (kind_rank[tools[k[0]].kind], tools[k[0]].attack_damage, len(k[1]), k[1]),
     )
-    return ItemStack(best[0], 1, best[1])
+    return copies(body.inventory, best[0])[0]
+
+
+def _fight(body: Body, mob: Mob, weapon: Key | None) -> Key | None:
+    """Hit a mob until it dies; every hit wears the weapon (it may break mid-fight).
+
+    Returns the weapon copy in hand afterwards. Hits deal the weapon's attack damage
+    (1 bare-handed); no critical hits, cooldowns or effects.
+    """
+    tools = body.rules.game.tools
+    info = body.rules.game.entities.get(mob.type)
+    health = info.max_health if info is not None else 1.0
+    hit = 0
+    while health > 0:
+        spec = tools[weapon[0]] if weapon is not None else None
+        health -= spec.attack_damage if spec is not None else 1.0
+        if weapon is not None and spec is not None:
+            worn = body.wear(weapon, spec.wear_hit, f"hit{mob.id}.{hit}")
+            weapon = worn.after if not worn.broke else best_weapon(body)
+            if weapon is not None:
+                body.equip_key(weapon)
+        hit += 1
+    return weapon
 
 
 def attack(body: Body, args: Mapping[str, Any]) -> ActionResult:
@@ -59,7 +89,7 @@ def attack(body: Body, args: Mapping[str, Any]) -> ActionResult:
     problem: ActionResult | None = None
     weapon = best_weapon(body)
     if weapon is not None:
-        body.equip_key((weapon.item, weapon.enchantments))
+        body.equip_key(weapon)
     for _ in range(count):
         mobs = nearest_mobs(body, target, body.config.mine_radius)
         if not mobs:
@@ -75,14 +105,21 @@ def attack(body: Body, args: Mapping[str, Any]) -> ActionResult:
         if isinstance(plan, Blocked):
             problem = blocked_result("attack", args, target, plan)
             break
-        drops.extend(body.walk(plan, sub=f"attack{mob.id}"))
+        walked = body.walk(plan, sub=f"attack{mob.id}")
+        drops.extend(walked.drops)
+        if walked.stopped is not None:
+            problem = stopped_result(body, "attack", args, target, walked.stopped)
+            break
+        # The loot sees the weapon as it was when the fight began (the killing blow's item).
+        used = stack_of(weapon) if weapon is not None else None
+        weapon = _fight(body, mob, weapon)
         mob.alive = False
         body.state.version += 1
-        drops.extend(body.roll_entity(mob.type, mob.id, weapon))
+        drops.extend(body.roll_entity(mob.type, mob.id, used, mob.variant))
         killed += 1
     if killed == 0:
         assert problem is not None
-        return problem
+        return with_produced(problem, body.gain(drops))
     gained = body.gain(drops)
     message = f"defeated {killed} of {count} {target}"
     if problem is not None:
@@ -113,7 +150,13 @@ def collect(body: Body, args: Mapping[str, Any]) -> ActionResult:
     plan = body.approach(drop.pos, reach=1)
     if isinstance(plan, Blocked):
         return blocked_result("collect", args, f"dropped {item}", plan)
-    path = body.walk(plan, sub="collect")
+    walked = body.walk(plan, sub="collect")
+    path = walked.drops
+    if walked.stopped is not None:
+        return with_produced(
+            stopped_result(body, "collect", args, f"dropped {item}", walked.stopped),
+            body.gain(path),
+        )
     fits = body.inventory.room_for(drop.item, drop.enchantments)
     if fits <= 0:
         body.gain(path)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from mirrorcraft.body import results as r
+from mirrorcraft.body.blockstate import is_two_high
 from mirrorcraft.body.body import ARMOR_SLOTS, Body
 from mirrorcraft.body.paths import Blocked
 from mirrorcraft.body.results import ActionResult, failure
+from mirrorcraft.body.skills.mining import stopped_result
+from mirrorcraft.body.wear import copies
 from mirrorcraft.world.index import Pos
 from mirrorcraft.world.state import StationState
 
@@ -31,16 +35,18 @@ def _spots() -> list[tuple[int, int, int]]:
 _SPOTS = _spots()
 
 
-def free_spot(body: Body) -> Pos | None:
+def free_spot(body: Body, tall: bool = False) -> Pos | None:
     """An open cell near the body that a block can be placed in: it must touch a solid block.
 
-    Spots with solid ground under them come first, as a player would choose.
+    Spots with solid ground under them come first, as a player would choose. ``tall``:
+    the block is two cells high, so the cell above the spot must be open too.
     """
     state = body.state
     x, y, z = body.pos
     passable = state.passable_ids
     water = state.loaded.world.palette.ids.get("water", -1)
     fallback: Pos | None = None
+    body_cells = {(x, y, z), (x, y + 1, z)}
     for dx, dy, dz in _SPOTS:
         p = (x + dx, y + dy, z + dz)
         if not state.in_bounds(p):
@@ -48,6 +54,15 @@ def free_spot(body: Body) -> Pos | None:
         here = state.block_id(p)
         if here not in passable or here == water:
             continue
+        if tall:
+            up = (p[0], p[1] + 1, p[2])
+            if (
+                not state.in_bounds(up)
+                or up in body_cells
+                or state.block_id(up) not in passable
+                or state.block_id(up) == water
+            ):
+                continue
         below = (p[0], p[1] - 1, p[2])
         if state.in_bounds(below) and state.block_id(below) not in passable:
             return p
@@ -67,8 +82,11 @@ def place(body: Body, args: Mapping[str, Any]) -> ActionResult:
         return failure("place", args, r.MISSING_ITEM, f"no {block} in the inventory")
     if block not in body.rules.game.blocks or block not in body.state.loaded.world.palette.ids:
         return failure("place", args, r.NOT_PLACEABLE, f"{block} is not a block that can be placed")
-    spot = free_spot(body)
+    tall = is_two_high(body.rules.game.blocks.get(block))
+    spot = free_spot(body, tall)
     gained: dict[str, int] = {}
+    if spot is None and tall:
+        return failure("place", args, r.NO_SPOT, f"no open spot two blocks high for {block}")
     if spot is None:
         # Clear one local obstruction to make room, as the body may within a call.
         spot = _clearable_spot(body)
@@ -79,9 +97,11 @@ def place(body: Body, args: Mapping[str, Any]) -> ActionResult:
                 r.NO_SPOT,
                 "no open spot next to the body, and nothing nearby can be cleared",
             )
-        gained = body.gain(body.break_block(spot, sub="place"))
+        gained = body.gain(body.break_block(spot, sub="place", needed=False))
     body.spend(block, 1)
     body.state.place_block(spot, block)
+    if tall:  # the upper half goes in above, as the game places it
+        body.state.place_block((spot[0], spot[1] + 1, spot[2]), block)
     if block in FURNACE_LIKE:
         body.state.stations[spot] = StationState(block)
     return ActionResult(
@@ -114,9 +134,7 @@ def equip(body: Body, args: Mapping[str, Any]) -> ActionResult:
     item = args["item"]
     if not body.is_item(item):
         return failure("equip", args, r.INVALID_ARGS, f"{item!r} is not a known item id")
-    keys = sorted(
-        (k for k in body.inventory.counts if k[0] == item), key=lambda k: (-len(k[1]), k[1])
-    )
+    keys = copies(body.inventory, item)
     if not keys:
         return failure("equip", args, r.MISSING_ITEM, f"no {item} in the inventory")
     if item in body.config.facilities:
@@ -141,8 +159,13 @@ def find_station(
         plan = body.approach(hit.pos)
         if isinstance(plan, Blocked):
             continue
-        drops = body.walk(plan, sub=f"station{hit.pos}")
-        body.gain(drops)
+        walked = body.walk(plan, sub=f"station{hit.pos}")
+        body.gain(walked.drops)
+        if walked.stopped is not None:
+            cut = stopped_result(body, skill, args, f"the {block}", walked.stopped)
+            if cut.reason == r.TARGET_UNREACHABLE:  # as the bridge names a station it cannot reach
+                cut = replace(cut, reason=r.STATION_UNREACHABLE)
+            return hit.pos, cut
         return hit.pos, None
     return hits[0].pos, failure(
         skill,

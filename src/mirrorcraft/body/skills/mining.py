@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from mirrorcraft.body import results as r
@@ -36,6 +37,36 @@ def blocked_result(
         f"the way to the nearest {target} is blocked by {blocked.block}, which no owned tool can harvest",
         blocked_by=blocked.block,
     )
+
+
+def stopped_result(
+    body: Body, skill: str, args: Mapping[str, Any], target: str, stopped: Blocked
+) -> ActionResult:
+    """A way walked only in part: too long for one call, or a tool broke on it."""
+    if stopped.too_far:
+        return failure(
+            skill,
+            args,
+            r.TARGET_UNREACHABLE,
+            f"the way to {target} is too long to dig in one call; dug {body.dug} blocks toward it",
+            blocked_by=stopped.block,
+            dug=body.dug,
+        )
+    return failure(
+        skill,
+        args,
+        r.NEEDS_TOOL,
+        f"the way to {target} goes on through {stopped.block}, which no owned tool can harvest now",
+        blocked_by=stopped.block,
+        dug=body.dug,
+    )
+
+
+def with_produced(result: ActionResult, produced: Mapping[str, int]) -> ActionResult:
+    """A result that also reports items picked up on the way (a failed call can gain some)."""
+    if not produced:
+        return result
+    return replace(result, produced=dict(produced))
 
 
 def mine(body: Body, args: Mapping[str, Any]) -> ActionResult:
@@ -76,12 +107,21 @@ def mine(body: Body, args: Mapping[str, Any]) -> ActionResult:
             break
         hit, name, plan = chosen
         problem = None
-        path_drops.extend(body.walk(plan, sub=f"m{i}"))
+        walked = body.walk(plan, sub=f"m{i}")
+        path_drops.extend(walked.drops)
+        if walked.stopped is not None:
+            problem = stopped_result(body, "mine", args, name, walked.stopped)
+            break
+        if not body.can_harvest_now(name):  # the tool for it broke on the way
+            problem = failure(
+                "mine", args, r.NEEDS_TOOL, f"no owned tool can harvest {name} now", block=name
+            )
+            break
         target_drops.extend(body.break_block(hit.pos, sub=f"m{i}"))
         mined.append(name)
     if not mined:
         assert problem is not None
-        return problem
+        return with_produced(problem, body.gain(path_drops))
     gained = body.gain(target_drops + path_drops)
     message = f"mined {len(mined)} of {count} {target}"
     if problem is not None:
@@ -130,8 +170,12 @@ def prepare_access(body: Body, args: Mapping[str, Any]) -> ActionResult:
                 f"{target} is already within reach",
                 details={"distance": round(hit.distance, 1)},
             )
-        drops = body.walk(plan, sub="access")
-        gained = body.gain(drops)
+        walked = body.walk(plan, sub="access")
+        gained = body.gain(walked.drops)
+        if walked.stopped is not None:
+            return with_produced(
+                stopped_result(body, "prepare_access", args, target, walked.stopped), gained
+            )
         return ActionResult(
             "prepare_access",
             args,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from mirrorcraft.body import results as r
@@ -10,7 +11,7 @@ from mirrorcraft.body.body import Body
 from mirrorcraft.body.paths import Approach, Blocked, settle
 from mirrorcraft.body.results import ActionResult, failure
 from mirrorcraft.body.skills.entities import entity_types, nearest_mobs
-from mirrorcraft.body.skills.mining import blocked_result
+from mirrorcraft.body.skills.mining import blocked_result, stopped_result, with_produced
 from mirrorcraft.world.index import Pos
 
 
@@ -92,8 +93,19 @@ def explore(body: Body, args: Mapping[str, Any]) -> ActionResult:
         plan = body.approach(pos)
     if isinstance(plan, Blocked):
         return blocked_result("explore", args, target, plan)
-    drops = body.walk(plan, sub="explore")
-    gained = body.gain(drops)
+    walked = body.walk(plan, sub="explore")
+    gained = body.gain(walked.drops)
+    if walked.stopped is not None:
+        cut = stopped_result(body, "explore", args, target, walked.stopped)
+        details = {**cut.details, "found": True, "distance": round(distance, 1)}
+        return with_produced(
+            replace(
+                cut,
+                message=f"found {target} {distance:.0f} blocks away; {cut.message}",
+                details=details,
+            ),
+            gained,
+        )
     return ActionResult(
         "explore",
         args,
@@ -121,8 +133,12 @@ def ascend(body: Body, args: Mapping[str, Any]) -> ActionResult:
         plan = body.approach(top, reach=0)
         if isinstance(plan, Blocked):
             return blocked_result("ascend", args, "the surface", plan)
-        drops = body.walk(plan, sub="ascend")
-        gained = body.gain(drops)
+        walked = body.walk(plan, sub="ascend")
+        gained = body.gain(walked.drops)
+        if walked.stopped is not None:
+            return with_produced(
+                stopped_result(body, "ascend", args, "the surface", walked.stopped), gained
+            )
         return ActionResult(
             "ascend",
             args,
@@ -159,7 +175,7 @@ def ascend(body: Body, args: Mapping[str, Any]) -> ActionResult:
     drops = []
     for i, cell in enumerate(head_cells):
         if state.in_bounds(cell) and state.block_id(cell) not in state.passable_ids:
-            drops.extend(body.break_block(cell, sub=f"ascend{i}"))
+            drops.extend(body.break_block(cell, sub=f"ascend{i}", needed=False))
     consumed: dict[str, int] = {}
     for i in range(height):
         block = next(b for b in owned if body.inventory.total(b) > 0)
