@@ -11,6 +11,8 @@ is skipped, with the reason, when Node or ``bridge/node_modules`` is missing
 
 from __future__ import annotations
 
+import json
+import queue
 import re
 import subprocess
 import threading
@@ -91,6 +93,8 @@ OK_DETAILS = {
 
 
 class Squid:
+    """The controllable flying-squid server of ``bridge/test/squid_server.js``."""
+
     def __init__(self) -> None:
         folder = find_bridge_dir()
         self.proc = subprocess.Popen(
@@ -103,6 +107,7 @@ class Squid:
         )
         assert self.proc.stdout is not None
         self.port = 0
+        self.answers: queue.Queue[str] = queue.Queue()
         deadline = time.monotonic() + 60
         for raw in self.proc.stdout:
             m = re.search(rb"READY (\d+)", raw)
@@ -114,6 +119,22 @@ class Squid:
         if not self.port:
             self.stop()
             pytest.fail("flying-squid did not start")
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            self.answers.put(raw.decode(errors="replace").strip())
+
+    def command(self, line: str) -> dict[str, Any]:
+        """Send a control line (see squid_server.js) and return its answer."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+        answer = self.answers.get(timeout=30)
+        assert answer.startswith("OK "), f"{line!r}: {answer}"
+        out: dict[str, Any] = json.loads(answer[3:])
+        return out
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -192,7 +213,9 @@ def same_schema(a: Any, b: Any, where: str = "", key: str = "") -> list[str]:
 
 def test_the_bridge_unit_tests_pass() -> None:
     folder = find_bridge_dir()
-    tests = ["test/protocol.test.js", "test/windows.test.js", "test/stations.test.js"]
+    script = json.loads((folder / "package.json").read_text())["scripts"]["test"]
+    tests = [word for word in script.split() if word.endswith(".test.js")]
+    assert len(tests) >= 4
     out = subprocess.run(
         ["node", "--test", *tests], cwd=folder, capture_output=True, text=True, timeout=180
     )
