@@ -1,11 +1,41 @@
 'use strict'
 // A scripted World for unit tests of the station skills: an inventory as name -> count, stations
 // at fixed spots, and furnace / enchanting-table windows driven by scripted "server rules".
+// The "server" ticks on its own timer (ticksPerMs game ticks per millisecond) and sends a time
+// packet every 20 ticks, as vanilla does; the skills wait on a real ServerClock fed by those
+// packets. The client's own tick (bot.waitForTicks) is clientMsPerTick long: a server slower
+// than the client is one where ticksPerMs < 1 / clientMsPerTick.
 
 const { EventEmitter } = require('events')
 const { FakeItem } = require('./fake_window')
+const { ServerClock } = require('../src/clock')
 
 const LIMITS = { window_timeout_ms: 50, click_timeout_ms: 50, smelt_slack_ticks: 200, smelt_idle_ticks: 60 }
+
+class FakeServerTicks {
+  constructor (ticksPerMs, onTick) {
+    this.client = new EventEmitter()
+    this.age = 1000
+    this.ticksPerMs = ticksPerMs
+    this.onTick = onTick
+    this.owed = 0
+    this.client.emit('update_time', { age: this.age })
+    this.timer = setInterval(() => this.advance(), 1)
+    this.timer.unref()
+  }
+
+  advance () {
+    this.owed += this.ticksPerMs
+    while (this.owed >= 1) {
+      this.owed -= 1
+      this.age += 1
+      this.onTick(1)
+      if (this.age % 20 === 0) this.client.emit('update_time', { age: this.age })
+    }
+  }
+
+  stop () { clearInterval(this.timer) }
+}
 
 class FakeFurnace extends EventEmitter {
   constructor (world, cook) {
@@ -97,7 +127,7 @@ class FakeTable extends EventEmitter {
 }
 
 class FakeWorld {
-  constructor ({ inventory = {}, stations = {}, cook = () => null, offers = [1, 2, 3], enchantResult = [{ name: 'efficiency', lvl: 1 }], opens = true, level = 100 }) {
+  constructor ({ inventory = {}, stations = {}, cook = () => null, offers = [1, 2, 3], enchantResult = [{ name: 'efficiency', lvl: 1 }], opens = true, level = 100, ticksPerMs = 4, clientMsPerTick = 1 }) {
     this.inv = { ...inventory }
     this.enchanted = []
     this.stations = stations // block name -> true
@@ -110,16 +140,26 @@ class FakeWorld {
     this.furnace = new FakeFurnace(this, cook)
     this.table = new FakeTable(this, offers, enchantResult)
     const world = this
+    this.server = new FakeServerTicks(ticksPerMs, (n) => world.furnace.tick(n))
+    this.clock = new ServerClock(this.server.client, { minCeilingMs: 5000 })
+    this.clock.observe(this.server.age)
     this.bot = {
       experience: { level },
       inventory: {},
-      async waitForTicks (n) { world.furnace.tick(n) },
+      async waitForTicks (n) { await new Promise(resolve => setTimeout(resolve, n * clientMsPerTick)) },
       async openFurnace () { if (!opens) return new Promise(() => {}); return world.furnace },
       async openEnchantmentTable () { if (!opens) return new Promise(() => {}); return world.table },
       blockAt: (pos) => ({ name: pos.name, position: pos }),
       async putAway () {}
     }
   }
+
+  get limits () { return this.config.limits }
+  async ticks (n, what) { return this.clock.ticks(n, { what }) }
+  async until (check, ticks, emitters) { return this.clock.until(check, { ticks, emitters }) }
+  checkCancelled () {}
+  timeLeft () { return Infinity }
+  stop () { this.server.stop() }
 
   isItem (name) { return Boolean(this.registry.itemsByName[name]) }
   count (name) { return this.inv[name] || 0 }

@@ -44,9 +44,24 @@ test('smelting failure reasons: missing item, no station, no fuel, unknown item'
   assert.strictEqual((await smelt(walled, { input: 'raw_iron', station: 'furnace', count: 1 })).reason, 'station_unreachable')
 })
 
-test('a furnace that opens no window is an infrastructure error', async () => {
+test('a furnace that opens no window in time is a timeout, not a missing feature', async () => {
   const w = new FakeWorld({ inventory: { raw_iron: 1, coal: 1 }, stations: { furnace: true }, cook: nuggets, opens: false })
-  await assert.rejects(smelt(w, { input: 'raw_iron', station: 'furnace', count: 1 }), (err) => err.code === 'unsupported')
+  await assert.rejects(smelt(w, { input: 'raw_iron', station: 'furnace', count: 1 }), (err) => err.code === 'timeout')
+  w.stop()
+})
+
+test('a server ticking slower than the client still finishes smelting (waits count its ticks)', async () => {
+  // The server makes one game tick every 2 ms while the client ticks every 1 ms: counting the
+  // client's ticks would give up after half the cooking time and report that fuel ran out.
+  const w = new FakeWorld({ inventory: { raw_iron: 1, coal: 1 }, stations: { furnace: true }, cook: nuggets, ticksPerMs: 0.5, clientMsPerTick: 1 })
+  const startAge = w.server.age
+  const r = await smelt(w, { input: 'raw_iron', station: 'furnace', count: 1 })
+  w.stop()
+  assert.strictEqual(r.ok, true, r.message)
+  assert.strictEqual(r.details.processed, 1, r.message)
+  assert.doesNotMatch(r.message, /fuel ran out/)
+  assert.deepStrictEqual(r.produced, { iron_nugget: 3 })
+  assert.ok(w.server.age - startAge >= 200, 'the furnace needed 200 game ticks')
 })
 
 test('enchanting reports the enchantments the table gave', async () => {
