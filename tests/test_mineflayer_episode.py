@@ -285,3 +285,52 @@ def test_advancements_are_read_through_rcon(tmp_path: Path) -> None:
         server.close()
     with pytest.raises(ValueError, match="player names"):
         RconAdvancements(None, "bad name!")  # type: ignore[arg-type]
+
+
+# -- deaths ---------------------------------------------------------------------------------------
+class _Script:
+    """An agent that plays a fixed list of actions, then stops."""
+
+    name = "script"
+    cross_episode_memory = False
+
+    def __init__(self, actions: list[dict[str, Any]]):
+        self.actions = list(actions)
+
+    def start(self, ctx: Any) -> None:
+        return None
+
+    async def act(self, obs: Any) -> Any:
+        from mirrorcraft.agents.base import Decision
+
+        return Decision(self.actions.pop(0)) if self.actions else None
+
+    def finish(self, obs: Any) -> None:
+        return None
+
+
+def test_a_death_mid_episode_ends_it_as_an_outcome() -> None:
+    import asyncio
+
+    from mirrorcraft.runner.episode import EpisodeSpec, run_episode
+    from mirrorcraft.world.registry import load_world
+
+    ep, bridge, _ = make()
+    bridge.die_at_act = 2  # the player dies during the second call
+    task = get_task("diamond")
+    spec = EpisodeSpec("e1", "x", "plains-1", "vanilla", task, "script", "", "hidden", 0, 1)
+    agent = _Script([{"skill": "wait", "args": {"ticks": 5}}] * 5)
+    record, steps = asyncio.run(
+        run_episode(
+            spec,
+            agent,  # type: ignore[arg-type]
+            load_world("plains-1"),
+            vanilla_rules(),
+            vanilla_rules(),
+            backend_episode=ep,  # type: ignore[arg-type]
+        )
+    )
+    assert record.termination == "death" and record.actions_used == 2 and len(steps) == 2
+    assert steps[-1].result["reason"] == "died"
+    assert not ep.observe().alive
+    assert agent.actions == [{"skill": "wait", "args": {"ticks": 5}}] * 3  # nothing after death

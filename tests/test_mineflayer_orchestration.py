@@ -379,6 +379,47 @@ def test_run_with_the_mineflayer_backend_end_to_end(
     assert rows[0] == 2 and len(fake_bridge) == 2
 
 
+def test_a_death_is_recorded_once_scored_and_never_rerun(
+    prepared: tuple[Path, SavesManifest],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The player dies during the first call of every episode: one record each, termination
+    death, no fault, no second attempt (one bridge per episode)."""
+    made: list[FakeBridge] = []
+
+    def factory(*_a: Any, **_k: Any) -> FakeBridge:
+        bridge = FakeBridge(acts={"mine": _mine_stone})
+        bridge.die_at_act = 1
+        made.append(bridge)
+        return bridge
+
+    monkeypatch.setattr(backend_mod, "BridgeClient", factory)
+    monkeypatch.setattr(
+        "mirrorcraft.backends.mineflayer.bridge.bridge_problem", lambda *a, **k: None
+    )
+    saves, _ = prepared
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: mf\nworlds: [plains-1]\nrules: [vanilla, M02]\ntasks: [diamond]\nagents: [random]\nbudget: 5\n"
+    )
+    out = tmp_path / "run"
+    args = ["run", str(spec), "--backend", "mineflayer", "--saves", str(saves)]
+    args += ["--server-command", FAKE, "--out", str(out), "--no-report"]
+    assert main(args) == 0, capsys.readouterr().err
+    import sqlite3
+
+    with sqlite3.connect(out / "results.sqlite") as db:
+        records = [json.loads(r[0]) for r in db.execute("select record from episodes")]
+        faults = db.execute("select count(*) from faults").fetchone()[0]
+    assert [r["termination"] for r in records] == ["death", "death"]
+    assert all(r["actions_used"] == 1 and r["score"] == 0 for r in records)
+    assert faults == 0 and len(made) == 2
+    assert main(args) == 0  # resuming reruns nothing: a death is a finished episode
+    assert len(made) == 2
+
+
 def test_run_refuses_without_saves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec = tmp_path / "spec.yaml"
     spec.write_text(

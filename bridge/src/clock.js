@@ -84,9 +84,17 @@ class ServerClock extends EventEmitter {
     }
     this.samples.push([age, at])
     while (this.samples.length > SAMPLES) this.samples.shift()
-    const [a0, t0] = this.samples[0]
-    if (this.samples.length >= 2 && at > t0 && age > a0) {
-      this.rate = Math.min((age - a0) / (at - t0), MAX_TPS / 1000)
+    // The slower of the rate over the last few packets and over the last interval: after a
+    // slowdown the estimate slows at the next packet, so a wait rarely ends early; after a
+    // speed-up it catches up over a few packets (waits run a little long, never short).
+    const n = this.samples.length
+    if (n >= 2) {
+      const [a0, t0] = this.samples[0]
+      const [a1, t1] = this.samples[n - 2]
+      const window = at > t0 && age > a0 ? (age - a0) / (at - t0) : null
+      const recent = at > t1 && age > a1 ? (age - a1) / (at - t1) : null
+      const rates = [window, recent].filter(r => r !== null)
+      if (rates.length) this.rate = Math.min(...rates, MAX_TPS / 1000)
     }
     this.packets += 1
     this.emit('time', age)

@@ -76,8 +76,14 @@ class Ledger {
     }
   }
 
-  // A dig the server did not confirm: drops that appear there later belong to no action.
+  // A dig the server did not answer in time: drops that appear there later belong to no action.
   addPending (pos) { this.pending.push({ pos: new Vec3(pos.x + 0.5, pos.y + 0.5, pos.z + 0.5), at: this._now() }) }
+
+  // A new dig at pos: an older unanswered dig there no longer explains what drops.
+  clearPending (pos) {
+    const center = new Vec3(pos.x + 0.5, pos.y + 0.5, pos.z + 0.5)
+    this.pending = this.pending.filter(p => p.pos.distanceTo(center) > 0.01)
+  }
 
   // -- item entities ------------------------------------------------------------------------
   _spawn (p) {

@@ -169,6 +169,13 @@ class Session {
     }
     bot.on('end', (reason) => lost(`connection ended (${reason})`))
     bot.on('kicked', (reason) => lost(`kicked: ${typeof reason === 'string' ? reason : JSON.stringify(reason)}`))
+    // The last position the server gave that makes sense (after a death some servers send the
+    // body's position as NaN): observations of a dead player keep showing where it died.
+    this.lastPosition = bot.entity.position.floored()
+    bot.on('move', () => {
+      const p = bot.entity && bot.entity.position
+      if (p && Number.isFinite(p.x) && Number.isFinite(p.y) && Number.isFinite(p.z) && !this.dead) this.lastPosition = p.floored()
+    })
     bot.on('death', () => this.died('the player died'))
     if (!bot.isAlive || bot.health <= 0) this.died('the player was dead on arrival')
     this.ledger = new Ledger(bot)
@@ -192,7 +199,7 @@ class Session {
   }
 
   world (bot, extra = {}) {
-    return new World(bot, this.requireConfig(), { clock: this.clock, ledger: this.ledger, ...extra })
+    return new World(bot, this.requireConfig(), { clock: this.clock, ledger: this.ledger, lastPosition: this.lastPosition, ...extra })
   }
 
   status () {

@@ -71,6 +71,7 @@ class World {
     this.harvest = ctx.harvest || config.harvest
     this.token = ctx.token || null
     this.deadline = ctx.deadline || Infinity
+    this.lastPosition = ctx.lastPosition || null
   }
 
   get limits () { return this.config.limits }
@@ -167,7 +168,11 @@ class World {
   }
 
   // -- positions ------------------------------------------------------------------------
-  feet () { return this.bot.entity.position.floored() }
+  feet () {
+    const p = this.bot.entity.position
+    if (this.lastPosition && !(Number.isFinite(p.x) && Number.isFinite(p.y) && Number.isFinite(p.z))) return this.lastPosition
+    return p.floored()
+  }
 
   dist2 (pos, from) {
     const f = from || this.feet()
@@ -300,6 +305,7 @@ class World {
     const bot = this.bot
     const original = block.stateId
     const watch = this.ledger.watchBlock(block.position)
+    this.ledger.clearPending(block.position)
     const since = this.ledger.seq
     const onCancel = () => { try { bot.stopDigging() } catch (e) {} }
     if (this.token) this.token.once('cancel', onCancel)
@@ -313,8 +319,9 @@ class World {
       const changed = () => watch.state !== undefined && watch.state !== original
       const confirmed = await this.until(changed, this.limits.dig_confirm_ticks)
       if (confirmed) return { ok: true, since }
+      if (watch.state === original) return { ok: false, why: 'refused' } // the block is still there
       this.ledger.addPending(block.position)
-      return { ok: false, why: watch.state === original ? 'refused' : 'no_answer' }
+      return { ok: false, why: 'no_answer' }
     } finally {
       watch.stop()
       if (this.token) this.token.removeListener('cancel', onCancel)

@@ -14,6 +14,9 @@
 //   kill <player>                 health to 0, as /kill does (the player dies)
 //   kick <player> [reason...]     disconnect the player
 //   lag <ms>                      delay every packet to players by ms (0: none), order kept
+//   spike_after_dig <ms>          the next dig the server accepts starts a lag spike: what it
+//                                 sends in the next 200 ms (block update, drops, time) arrives
+//                                 ms late, as from a server that stalls right after the break
 //   tps <n>                       run the server at n ticks per second (20: normal)
 //   refuse_digs <on|off>          cancel every dig and send the block back, as a server that
 //                                 refuses a break does
@@ -72,7 +75,7 @@ const placements = [
   ['crafting_table', [6, 5, 0]]
 ]
 
-const control = { lagMs: 0, refuseDigs: false }
+const control = { lagMs: 0, refuseDigs: false, spikeAfterDig: 0 }
 
 function stateOf (name) {
   const block = serv.registry.blocksByName[name]
@@ -108,6 +111,12 @@ serv.on('newPlayer', (player) => {
     if (control.refuseDigs) {
       cancel(false)
       player._client.write('block_change', { location: data.position, type: data.block.stateId })
+      return
+    }
+    if (control.spikeAfterDig) {
+      control.lagMs = control.spikeAfterDig
+      control.spikeAfterDig = 0
+      setTimeout(() => { control.lagMs = 0 }, 200)
     }
   })
   player.on('dug_done', (data, cancelled) => {
@@ -128,6 +137,7 @@ const commands = {
   lag: ([ms]) => { control.lagMs = Math.max(0, Number(ms) || 0); return { lag_ms: control.lagMs } },
   tps: ([n]) => { serv.setTickInterval(Math.max(1, Number(n) || 20)); return { tps: Number(n) } },
   refuse_digs: ([flag]) => { control.refuseDigs = flag === 'on'; return { refuse_digs: control.refuseDigs } },
+  spike_after_dig: ([ms]) => { control.spikeAfterDig = Math.max(0, Number(ms) || 0); return {} },
   setblock: async ([x, y, z, name]) => {
     await serv.setBlock(serv.overworld, new Vec3(Number(x), Number(y), Number(z)), stateOf(name))
     return {}

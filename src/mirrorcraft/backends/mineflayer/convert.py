@@ -65,7 +65,7 @@ def harvest_config(active: RuleSet) -> dict[str, Any]:
 def bridge_config(
     config: BodyConfig,
     vanilla: RuleSet,
-    limits: Mapping[str, int] | None = None,
+    limits: Mapping[str, float] | None = None,
     *,
     active: RuleSet | None = None,
 ) -> dict[str, Any]:
