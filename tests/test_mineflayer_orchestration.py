@@ -127,6 +127,67 @@ def test_prepare_refuses_clearly(tmp_path: Path) -> None:
         prepare_saves(jar, tmp_path / "e", worlds=["plains-1"], suites=("M99",), accept_eula=True)
 
 
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"FAKE_MC_IGNORE_PRESETS": "1"},
+            "did not load the world preset mirrorcraft:plains and generated a minecraft:normal world",
+        ),
+        ({"FAKE_MC_BIOME_FAR": "3000"}, "mirrorcraft:plains is 3000 blocks from spawn"),
+    ],
+)
+def test_prepare_refuses_a_world_that_is_not_the_intended_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], message: str
+) -> None:
+    """The fake server falls back to a normal world (1.19's log line) or puts the biome far
+    from spawn: prepare stops with a clear error, and writes no saves.json."""
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    jar = make_jar(tmp_path / "server.jar")
+    with pytest.raises(PrepareError, match=message):
+        prepare_saves(
+            jar,
+            tmp_path / "saves",
+            worlds=["plains-1"],
+            suites=(),
+            accept_eula=True,
+            settings=ServerSettings(jar=jar, command=FAKE, start_timeout_s=60),
+            log=lambda _line: None,
+        )
+    assert not (tmp_path / "saves" / "saves.json").exists()
+
+
+def test_locate_answers_are_read_as_1_19_words_them() -> None:
+    from mirrorcraft.backends.mineflayer.saves import check_biome, check_preset
+
+    check_biome(
+        "w", "mirrorcraft:plains", "The nearest mirrorcraft:plains is at [0, 64, 0] (0 blocks away)"
+    )
+    check_biome(
+        "w",
+        "mirrorcraft:plains",
+        "The nearest mirrorcraft:plains is at [8, ~, -8] (11 blocks away)",
+    )
+    for answer in (
+        'Could not find a biome of type "mirrorcraft:plains" within reasonable distance',
+        'There is no biome with type "mirrorcraft:plains"',
+        "The nearest minecraft:plains is at [0, 64, 0] (0 blocks away)",
+        "",
+    ):
+        with pytest.raises(PrepareError, match="no mirrorcraft:plains near spawn"):
+            check_biome("w", "mirrorcraft:plains", answer)
+    check_preset("w", "mirrorcraft:plains", ['[Server thread/INFO]: Preparing level "world"'])
+    with pytest.raises(PrepareError, match="generated a minecraft:normal world"):
+        check_preset(
+            "w",
+            "mirrorcraft:plains",
+            [
+                "[12:00:00] [main/WARN]: Failed to parse level-type mirrorcraft:plains, defaulting to minecraft:normal"
+            ],
+        )
+
+
 def test_server_prepare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     jar = make_jar(tmp_path / "server.jar")
     code = main(

@@ -4,6 +4,7 @@ warnings: the embedded simulator reads them, a vanilla 1.19 server rejects the r
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -351,6 +352,27 @@ def function(ctx: Ctx, text: str) -> None:
         _command(ctx, line, f"line {n}")
 
 
+OBJECTIVE_RE = re.compile(r"[A-Za-z0-9_.+-]{1,16}")
+
+
+def _scoreboard(ctx: Ctx, args: list[str], line: str, where: str) -> None:
+    """``scoreboard objectives add <name> <criterion>`` or ``scoreboard players reset <targets> <name>``."""
+    if args[:2] == ["objectives", "add"] and len(args) == 4:
+        if not OBJECTIVE_RE.fullmatch(args[2]):
+            ctx.error(where, f"objective names are 1-16 letters, digits or _.+-: {args[2]!r}")
+        if args[3] not in vanilla_ids.SCOREBOARD_CRITERIA:
+            ctx.error(where, f"criterion {args[3]!r} is not in the validator's list")
+    elif args[:2] == ["players", "reset"] and len(args) == 4:
+        if not OBJECTIVE_RE.fullmatch(args[3]):
+            ctx.error(where, f"objective names are 1-16 letters, digits or _.+-: {args[3]!r}")
+    else:
+        ctx.error(
+            where,
+            "expected 'scoreboard objectives add <name> <criterion>' or "
+            f"'scoreboard players reset <targets> <name>': {line!r}",
+        )
+
+
 def _command(ctx: Ctx, line: str, where: str) -> None:
     try:
         words = shlex.split(line)
@@ -409,6 +431,8 @@ def _command(ctx: Ctx, line: str, where: str) -> None:
             or not (args[1].isdigit() or args[1] in ("day", "noon", "night", "midnight"))
         ):
             ctx.error(where, f"expected 'time set <ticks>': {line!r}")
+    elif head == "scoreboard":
+        _scoreboard(ctx, args, line, where)
     elif head == "function":
         if len(args) != 1:
             ctx.error(where, f"expected 'function <id>': {line!r}")

@@ -138,5 +138,8 @@ FUNCTION_COMMANDS = frozenset(
         "function",
         "setworldspawn",
         "spawnpoint",
+        "scoreboard",
     }
 )
+# Scoreboard criteria a generated function may create objectives with.
+SCOREBOARD_CRITERIA = frozenset({"dummy", "deathCount"})
