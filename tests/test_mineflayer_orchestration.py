@@ -99,9 +99,19 @@ def test_prepare_builds_vanilla_and_mirror_saves(prepared: tuple[Path, SavesMani
     assert (saves / "plains-1@M02" / "world" / "datapacks" / "mirrorcraft_suite_M02.zip").exists()
     assert not (saves / "plains-1" / "world" / "datapacks" / "mirrorcraft_suite_M02.zip").exists()
     assert "minecraft:book" in mirror.datapacks[-1].recipes
-    # M01's cooking counts are flagged: a vanilla server cannot load them.
-    assert any("extension" in w for w in manifest.saves["plains-1@M01"].warnings)
-    assert not any("extension" in w for w in mirror.warnings)
+    # M01's cooking counts are installed in the server form (marker items swapped by a tick
+    # function), which a stock 1.19 server loads; the save says so.
+    m01 = manifest.saves["plains-1@M01"]
+    assert any("tick function" in w for w in m01.warnings)
+    assert not any("extension" in w for w in m01.warnings + mirror.warnings)
+    with zipfile.ZipFile(
+        saves / "plains-1@M01" / "world" / "datapacks" / "mirrorcraft_suite_M01.zip"
+    ) as zf:
+        smelting = json.loads(
+            zf.read("data/minecraft/recipes/iron_ingot_from_smelting_raw_iron.json")
+        )
+        assert smelting["result"] == "minecraft:barrier"
+        assert "data/mirrorcraft_cooking/functions/tick.mcfunction" in zf.namelist()
 
 
 def test_prepare_refuses_clearly(tmp_path: Path) -> None:
@@ -209,7 +219,7 @@ def test_server_prepare_command(tmp_path: Path, capsys: pytest.CaptureFixture[st
     )
     out = capsys.readouterr().out
     assert code == 0 and "2 saves for Minecraft 1.19.2" in out
-    assert "warning: suite M03" in out and "extension" in out
+    assert "warning: suite M03" in out and "tick function" in out and "extension" not in out
     assert main(["server", "check", str(tmp_path / "s")]) == 0
     assert "taiga-1@M03: seed 2101, preset mirrorcraft:taiga" in capsys.readouterr().out
     assert main(["server", "prepare", "--jar", str(jar), "--out", str(tmp_path / "t")]) == 2
@@ -270,12 +280,30 @@ def test_player_checks_raise_infrastructure_faults(
             check_player(server, manifest.saves["plains-1"], get_task("diamond"), "agent")
         with pytest.raises(InfrastructureFault, match="not on the server"):
             check_player(server, manifest.saves["plains-1"], get_task("diamond"), "nobody")
-    # M01's raw-iron recipes use the cooking-count extension: the server drops them.
+    # M01 in the server form: its raw-iron recipes load on a 1.19 server.
+    m01 = manifest.saves["plains-1@M01"]
     with fresh_server(saves, "plains-1@M01", tmp_path / "m01") as server:
         server.wait_ready()
-        check_server(server, manifest.saves["plains-1@M01"])
+        check_server(server, m01)
+        check_player(server, m01, get_task("iron_armor"), "agent")
+    # A save holding the extension form (as prepared before the server form existed): the
+    # server drops those recipes, and the check says why.
+    folder = tmp_path / "old"
+    shutil.copytree(saves / "plains-1@M01", folder / "plains-1@M01")
+    from mirrorcraft.backends.mineflayer.saves import suite_zip
+
+    old_zip = suite_zip("M01")[1]
+    (folder / "plains-1@M01" / "world" / "datapacks" / "mirrorcraft_suite_M01.zip").write_bytes(
+        old_zip
+    )
+    old = m01.model_copy(update={"warnings": ("suite M01: uses the MirrorCraft extension",)})
+    with ServerProcess(
+        folder / "plains-1@M01",
+        ServerSettings(jar=Path(manifest.jar), command=FAKE, start_timeout_s=60),
+    ) as server:
+        server.wait_ready()
         with pytest.raises(InfrastructureFault, match=r"iron_ingot_from_.*not loaded.*cannot load"):
-            check_player(server, manifest.saves["plains-1@M01"], get_task("iron_armor"), "agent")
+            check_player(server, old, get_task("iron_armor"), "agent")
 
 
 def test_a_server_that_dies_or_never_starts_is_a_fault(
@@ -402,7 +430,15 @@ def test_run_problems_name_what_is_missing(
         MineflayerOptions(saves=saves, command=FAKE), ["plains-1", "taiga-1"], ["vanilla", "M01"]
     )
     assert any("no prepared save for taiga-1" in p for p in problems)
-    assert any("rule set M01" in p and "cannot load" in p for p in problems)
+    assert not any("rule set M01" in p for p in problems)  # prepared in the server form
+    # A save prepared with the extension form (before the server form) is still refused.
+    old = tmp_path / "old_saves"
+    old.mkdir()
+    doc = json.loads((saves / "saves.json").read_text())
+    doc["saves"]["plains-1@M01"]["warnings"] = ["suite M01: a MirrorCraft extension"]
+    (old / "saves.json").write_text(json.dumps(doc))
+    refused = run_problems(MineflayerOptions(saves=old, command=FAKE), ["plains-1"], ["M01"])
+    assert any("rule set M01" in p and "cannot load" in p for p in refused)
 
 
 def test_run_with_the_mineflayer_backend_end_to_end(

@@ -115,6 +115,7 @@ class Session {
       fuel_order: params.fuel_order || [],
       tools: params.tools || [],
       harvest: new Harvest(harvest),
+      markers: Array.isArray(params.markers) ? params.markers.filter(m => typeof m === 'string') : [],
       limits: { ...DEFAULT_LIMITS, ...(params.limits || {}) }
     }
     return { skills: Object.keys(skills).length }

@@ -64,6 +64,17 @@ test('a server ticking slower than the client still finishes smelting (waits cou
   assert.ok(w.server.age - startAge >= 200, 'the furnace needed 200 game ticks')
 })
 
+test('a counted cooking result in the server form (markers swapped by a tick function) is reported as the embedded body reports it', async () => {
+  // M01 on a stock 1.19 server: each raw iron cooks to one barrier, which the pack's tick
+  // function swaps for 3 iron nuggets. The skill reports 3 nuggets per unit, never a barrier.
+  const w = new FakeWorld({ inventory: { raw_iron: 2, coal: 1, iron_nugget: 4 }, stations: { furnace: true }, cook: (input) => (input === 'raw_iron' ? { name: 'barrier', count: 1 } : null), swaps: { barrier: ['iron_nugget', 3] }, ticksPerMs: 0.05, cookTicks: 5 })
+  const r = await smelt(w, { input: 'raw_iron', station: 'furnace', count: 2 })
+  w.stop()
+  assert.strictEqual(r.ok, true, r.message)
+  assert.deepStrictEqual(r.produced, { iron_nugget: 6 }) // the 4 nuggets owned before are not multiplied
+  assert.deepStrictEqual(w.totals(), { iron_nugget: 10 })
+})
+
 test('enchanting reports the enchantments the table gave', async () => {
   const w = new FakeWorld({ inventory: { iron_pickaxe: 1, lapis_lazuli: 3 }, stations: { enchanting_table: true } })
   const r = await enchant(w, { item: 'iron_pickaxe', option: 'middle' })

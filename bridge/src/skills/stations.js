@@ -87,6 +87,11 @@ async function craftGridSkill (w, args) {
   })
 }
 
+// Shift-click the output into the inventory: one click, so nothing waits on the cursor.
+async function takeOutput (w, furnace, ms) {
+  await withTimeout(w.bot.clickWindow(2, 0, 1), ms, 'taking the furnace output')
+}
+
 function fuelOrder (w, exclude) {
   const ticks = w.config.fuel_ticks || {}
   const owned = [...new Set(w.slots().map(i => i.name))].filter(n => n !== exclude && ticks[n] > 0).sort()
@@ -117,7 +122,7 @@ async function smelt (w, args) {
   const limits = w.config.limits
   try {
     const click = limits.click_timeout_ms * 4
-    if (furnace.outputItem()) await withTimeout(furnace.takeOutput(), click, 'taking the furnace output')
+    if (furnace.outputItem()) await takeOutput(w, furnace, click)
     const inputType = w.registry.itemsByName[item].id
     await withTimeout(furnace.putInput(inputType, null, count), click, 'putting the input in')
     // Enough fuel for every unit at the station's vanilla pace (blast furnaces and smokers
@@ -151,13 +156,17 @@ async function smelt (w, args) {
       lastOut = out
       lastIn = inp
     }
-    if (furnace.outputItem()) await withTimeout(furnace.takeOutput(), click, 'taking the furnace output')
+    if (furnace.outputItem()) await takeOutput(w, furnace, click)
     if (furnace.inputItem()) await withTimeout(furnace.takeInput(), click, 'taking the unused input back')
     if (furnace.fuelItem()) await withTimeout(furnace.takeFuel(), click, 'taking the unused fuel back')
   } finally {
     furnace.close()
   }
   await w.ticks(2, 'the furnace items to settle')
+  // On a real server a cooking result with a count comes out as marker items that the
+  // server swaps for the result within a tick (datapack/server_form.py): wait for the swap.
+  const markers = w.config.markers || []
+  await w.until(() => !w.owned().some(i => markers.includes(i.name)), 20)
   const after = w.totals()
   const produced = gains(before, after)
   const consumed = losses(before, after)

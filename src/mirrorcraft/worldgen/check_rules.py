@@ -365,12 +365,27 @@ def _scoreboard(ctx: Ctx, args: list[str], line: str, where: str) -> None:
     elif args[:2] == ["players", "reset"] and len(args) == 4:
         if not OBJECTIVE_RE.fullmatch(args[3]):
             ctx.error(where, f"objective names are 1-16 letters, digits or _.+-: {args[3]!r}")
+    elif args[:2] in (["players", "add"], ["players", "remove"]) and len(args) == 5:
+        if not OBJECTIVE_RE.fullmatch(args[3]):
+            ctx.error(where, f"objective names are 1-16 letters, digits or _.+-: {args[3]!r}")
+        if not args[4].isdigit():
+            ctx.error(where, f"scoreboard players {args[1]} needs a whole number: {args[4]!r}")
     else:
         ctx.error(
             where,
             "expected 'scoreboard objectives add <name> <criterion>' or "
-            f"'scoreboard players reset <targets> <name>': {line!r}",
+            f"'scoreboard players reset|add|remove <targets> <name> [n]': {line!r}",
         )
+
+
+def _clear_or_give(ctx: Ctx, head: str, args: list[str], line: str, where: str) -> None:
+    """``clear <targets> <item> [max]`` or ``give <targets> <item> [count]``."""
+    if len(args) not in (2, 3):
+        ctx.error(where, f"expected '{head} <targets> <item> [count]': {line!r}")
+        return
+    ctx.item(args[1], f"{where}: {head}")
+    if len(args) == 3 and not (args[2].isdigit() and 0 <= int(args[2]) <= 6400):
+        ctx.error(where, f"{head} count must be a whole number up to 6400: {args[2]!r}")
 
 
 def _command(ctx: Ctx, line: str, where: str) -> None:
@@ -433,6 +448,8 @@ def _command(ctx: Ctx, line: str, where: str) -> None:
             ctx.error(where, f"expected 'time set <ticks>': {line!r}")
     elif head == "scoreboard":
         _scoreboard(ctx, args, line, where)
+    elif head in ("clear", "give"):
+        _clear_or_give(ctx, head, args, line, where)
     elif head == "function":
         if len(args) != 1:
             ctx.error(where, f"expected 'function <id>': {line!r}")

@@ -139,6 +139,8 @@ FUNCTION_COMMANDS = frozenset(
         "setworldspawn",
         "spawnpoint",
         "scoreboard",
+        "clear",
+        "give",
     }
 )
 # Scoreboard criteria a generated function may create objectives with.

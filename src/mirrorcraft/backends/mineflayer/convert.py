@@ -12,6 +12,7 @@ from mirrorcraft.body.actions import skill_specs
 from mirrorcraft.body.config import BodyConfig
 from mirrorcraft.body.observation import Budget, Nearby, Observation, ProgressView
 from mirrorcraft.body.results import REASONS, ActionResult
+from mirrorcraft.datapack.server_form import MARKERS
 from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.rules.ruleset import RuleSet
 from mirrorcraft.worldgen.compiler import WORLD_BORDER
@@ -124,6 +125,7 @@ def bridge_config(
         "fuel_order": fuel_order,
         "tools": sorted(vanilla.game.tools),
         "harvest": harvest_config(active or vanilla),
+        "markers": list(MARKERS),
         "limits": dict(limits or {}),
     }
 

@@ -29,6 +29,9 @@ from mirrorcraft.backends.mineflayer.minecraft import (
     write_properties,
 )
 from mirrorcraft.backends.mineflayer.server import ServerProcess, ServerSettings
+from mirrorcraft.datapack.compiler import EXTENSION_NOTE
+from mirrorcraft.datapack.server_form import NOTE as SERVER_FORM_NOTE
+from mirrorcraft.datapack.server_form import ServerFormError, server_form
 from mirrorcraft.datapack.suites import compiled, find_suite, load_manifest_file
 from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.world.registry import biome_spec, world_table
@@ -153,6 +156,24 @@ def suite_zip(name: str) -> tuple[str, bytes, tuple[str, ...]]:
     )
 
 
+def server_suite_zip(name: str) -> tuple[str, bytes, tuple[str, ...]]:
+    """``suite_zip`` in the form a stock 1.19 server loads (``datapack.server_form``)."""
+    import io
+    import zipfile
+
+    sid, data, notes = suite_zip(name)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        files = {n: zf.read(n) for n in zf.namelist() if not n.endswith("/")}
+    try:
+        form = server_form(files)
+    except ServerFormError as exc:
+        raise PrepareError(f"suite {sid}: {exc}") from None
+    if not form.changed:
+        return sid, data, notes
+    kept = tuple(n for n in notes if n != EXTENSION_NOTE)
+    return sid, deterministic_zip(form.files), (*kept, SERVER_FORM_NOTE)
+
+
 def _check(report: ValidationReport, what: str) -> list[str]:
     if not report.ok:
         raise PrepareError(f"the {what} datapack fails validation:\n{report.render()}")
@@ -246,7 +267,7 @@ def prepare_saves(
     out.mkdir(parents=True, exist_ok=True)
     tasks_zip = tasks_pack_zip()
     tasks_warnings = _check(validate_zip(tasks_zip), "tasks") if tasks_zip is not None else []
-    suite_packs = [suite_zip(s) for s in suites]
+    suite_packs = [server_suite_zip(s) for s in suites]
     suite_warnings: dict[str, list[str]] = {}
     for sid, data, notes in suite_packs:
         suite_warnings[sid] = [f"suite {sid}: {n}" for n in notes] + _check(
