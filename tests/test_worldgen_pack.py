@@ -243,7 +243,7 @@ def _set(path: str, keys: list[Any], value: Any) -> Any:
         ),
         (
             lambda files: files.__setitem__(
-                "data/mirrorcraft/functions/tick.mcfunction", "scoreboard players add @a x 1\n"
+                "data/mirrorcraft/functions/tick.mcfunction", "scoreboard players set @a x 1\n"
             ),
             "expected 'scoreboard objectives add",
         ),
