@@ -320,6 +320,21 @@ def test_a_server_dying_mid_call_is_an_infrastructure_fault(squid: Squid) -> Non
 
 
 @needs_squid
+def test_a_kick_mid_call_is_an_infrastructure_fault_not_a_death(squid: Squid) -> None:
+    bridge = connected_bridge(squid.port)
+    try:
+        episode = _episode(bridge)
+        kicker = threading.Timer(1.5, lambda: squid.command("kick agent maintenance"))
+        kicker.start()
+        with pytest.raises(InfrastructureFault, match="kicked"):
+            episode.step({"skill": "wait", "args": {"ticks": 1200}})
+        kicker.join()
+        assert bridge.died is None and bridge.lost and "maintenance" in bridge.lost
+    finally:
+        bridge.close()
+
+
+@needs_squid
 def test_a_dead_bridge_process_is_an_infrastructure_fault(squid: Squid) -> None:
     bridge = connected_bridge(squid.port)
     threading.Timer(1.0, bridge.proc.kill).start()
