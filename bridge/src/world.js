@@ -190,7 +190,8 @@ class World {
   }
 
   canHarvest (blockName) {
-    if (!this.registry.blocksByName[blockName]) return false
+    const info = this.registry.blocksByName[blockName]
+    if (!info || info.diggable === false || info.hardness === null || info.hardness < 0) return false
     return this.harvest.canHarvestWithAny(blockName, this.ownedNames())
   }
 
