@@ -12,4 +12,4 @@ if [ "$major" -lt 20 ]; then
   echo "Node.js 20 or later is needed (found $(node --version))" >&2
   exit 1
 fi
-npm ci --no-audit --no-fund "$@"
+npm ci --engine-strict --no-audit --no-fund "$@"

@@ -329,3 +329,109 @@ def test_advancements_are_read_through_rcon(tmp_path: Path) -> None:
         server.close()
     with pytest.raises(ValueError, match="player names"):
         RconAdvancements(None, "bad name!")  # type: ignore[arg-type]
+
+
+# -- deaths ---------------------------------------------------------------------------------------
+class _Script:
+    """An agent that plays a fixed list of actions, then stops."""
+
+    name = "script"
+    cross_episode_memory = False
+
+    def __init__(self, actions: list[dict[str, Any]]):
+        self.actions = list(actions)
+
+    def start(self, ctx: Any) -> None:
+        return None
+
+    async def act(self, obs: Any) -> Any:
+        from mirrorcraft.agents.base import Decision
+
+        return Decision(self.actions.pop(0)) if self.actions else None
+
+    def finish(self, obs: Any) -> None:
+        return None
+
+
+def test_a_death_mid_episode_ends_it_as_an_outcome() -> None:
+    import asyncio
+
+    from mirrorcraft.runner.episode import EpisodeSpec, run_episode
+    from mirrorcraft.world.registry import load_world
+
+    ep, bridge, _ = make()
+    bridge.die_at_act = 2  # the player dies during the second call
+    task = get_task("diamond")
+    spec = EpisodeSpec("e1", "x", "plains-1", "vanilla", task, "script", "", "hidden", 0, 1)
+    agent = _Script([{"skill": "wait", "args": {"ticks": 5}}] * 5)
+    record, steps = asyncio.run(
+        run_episode(
+            spec,
+            agent,  # type: ignore[arg-type]
+            load_world("plains-1"),
+            vanilla_rules(),
+            vanilla_rules(),
+            backend_episode=ep,  # type: ignore[arg-type]
+        )
+    )
+    assert record.termination == "death" and record.actions_used == 2 and len(steps) == 2
+    assert steps[-1].result["reason"] == "died"
+    assert not ep.observe().alive
+    assert agent.actions == [{"skill": "wait", "args": {"ticks": 5}}] * 3  # nothing after death
+
+
+# -- harvest predictions: the bridge's and the embedded rules' agree -------------------------------
+def _bridge_harvest(spec: dict[str, Any], pairs: list[tuple[str, str | None]]) -> list[bool]:
+    import shutil
+    import subprocess
+
+    from mirrorcraft.backends.mineflayer.bridge import find_bridge_dir
+
+    if shutil.which("node") is None:
+        pytest.skip("node is not on PATH")
+    script = (
+        "const { Harvest } = require('./src/harvest');"
+        "let raw = ''; process.stdin.on('data', d => { raw += d });"
+        "process.stdin.on('end', () => { const q = JSON.parse(raw); const h = new Harvest(q.spec);"
+        "process.stdout.write(JSON.stringify(q.pairs.map(([b, t]) => h.canHarvest(b, t)))) })"
+    )
+    out = subprocess.run(
+        ["node", "-e", script],
+        cwd=find_bridge_dir(),
+        input=json.dumps({"spec": spec, "pairs": pairs}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    answer: list[bool] = json.loads(out.stdout)
+    return answer
+
+
+@pytest.mark.parametrize("edited", [False, True])
+def test_the_bridge_predicts_harvesting_exactly_as_the_embedded_rules(
+    edited: bool, tmp_path: Path
+) -> None:
+    from mirrorcraft.backends.mineflayer.convert import harvest_config
+    from mirrorcraft.rules.ruleset import RuleSet
+
+    rules = vanilla_rules()
+    if edited:  # a custom suite moves iron ore to diamond tier and stone to the axe
+        tags = tmp_path / "p" / "data" / "minecraft" / "tags" / "blocks"
+        (tags / "mineable").mkdir(parents=True)
+        (tmp_path / "p" / "pack.mcmeta").write_text(
+            '{"pack": {"pack_format": 10, "description": "t"}}'
+        )
+        (tags / "needs_diamond_tool.json").write_text('{"values": ["minecraft:iron_ore"]}')
+        (tags / "mineable" / "axe.json").write_text('{"values": ["minecraft:stone"]}')
+        rules = RuleSet.load([tmp_path / "p"], name="edited")
+        assert rules.can_harvest("stone", "stone_axe") and not rules.can_harvest(
+            "iron_ore", "iron_pickaxe"
+        )
+    tools: list[str | None] = [None, *sorted(rules.game.tools)]
+    blocks = sorted(b for b, info in rules.game.blocks.items() if info.diggable)
+    pairs = [(b, t) for b in blocks for t in tools]
+    predicted = _bridge_harvest(harvest_config(rules), pairs)
+    expected = [rules.can_harvest(b, t) for b, t in pairs]
+    wrong = [pairs[i] for i, (p, e) in enumerate(zip(predicted, expected, strict=True)) if p != e]
+    assert wrong == []

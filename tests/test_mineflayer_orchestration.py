@@ -99,9 +99,19 @@ def test_prepare_builds_vanilla_and_mirror_saves(prepared: tuple[Path, SavesMani
     assert (saves / "plains-1@M02" / "world" / "datapacks" / "mirrorcraft_suite_M02.zip").exists()
     assert not (saves / "plains-1" / "world" / "datapacks" / "mirrorcraft_suite_M02.zip").exists()
     assert "minecraft:book" in mirror.datapacks[-1].recipes
-    # M01's cooking counts are flagged: a vanilla server cannot load them.
-    assert any("extension" in w for w in manifest.saves["plains-1@M01"].warnings)
-    assert not any("extension" in w for w in mirror.warnings)
+    # M01's cooking counts are installed in the server form (marker items swapped by a tick
+    # function), which a stock 1.19 server loads; the save says so.
+    m01 = manifest.saves["plains-1@M01"]
+    assert any("tick function" in w for w in m01.warnings)
+    assert not any("extension" in w for w in m01.warnings + mirror.warnings)
+    with zipfile.ZipFile(
+        saves / "plains-1@M01" / "world" / "datapacks" / "mirrorcraft_suite_M01.zip"
+    ) as zf:
+        smelting = json.loads(
+            zf.read("data/minecraft/recipes/iron_ingot_from_smelting_raw_iron.json")
+        )
+        assert smelting["result"] == "minecraft:barrier"
+        assert "data/mirrorcraft_cooking/functions/tick.mcfunction" in zf.namelist()
 
 
 def test_prepare_refuses_clearly(tmp_path: Path) -> None:
@@ -127,6 +137,67 @@ def test_prepare_refuses_clearly(tmp_path: Path) -> None:
         prepare_saves(jar, tmp_path / "e", worlds=["plains-1"], suites=("M99",), accept_eula=True)
 
 
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"FAKE_MC_IGNORE_PRESETS": "1"},
+            "did not load the world preset mirrorcraft:plains and generated a minecraft:normal world",
+        ),
+        ({"FAKE_MC_BIOME_FAR": "3000"}, "mirrorcraft:plains is 3000 blocks from spawn"),
+    ],
+)
+def test_prepare_refuses_a_world_that_is_not_the_intended_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], message: str
+) -> None:
+    """The fake server falls back to a normal world (1.19's log line) or puts the biome far
+    from spawn: prepare stops with a clear error, and writes no saves.json."""
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    jar = make_jar(tmp_path / "server.jar")
+    with pytest.raises(PrepareError, match=message):
+        prepare_saves(
+            jar,
+            tmp_path / "saves",
+            worlds=["plains-1"],
+            suites=(),
+            accept_eula=True,
+            settings=ServerSettings(jar=jar, command=FAKE, start_timeout_s=60),
+            log=lambda _line: None,
+        )
+    assert not (tmp_path / "saves" / "saves.json").exists()
+
+
+def test_locate_answers_are_read_as_1_19_words_them() -> None:
+    from mirrorcraft.backends.mineflayer.saves import check_biome, check_preset
+
+    check_biome(
+        "w", "mirrorcraft:plains", "The nearest mirrorcraft:plains is at [0, 64, 0] (0 blocks away)"
+    )
+    check_biome(
+        "w",
+        "mirrorcraft:plains",
+        "The nearest mirrorcraft:plains is at [8, ~, -8] (11 blocks away)",
+    )
+    for answer in (
+        'Could not find a biome of type "mirrorcraft:plains" within reasonable distance',
+        'There is no biome with type "mirrorcraft:plains"',
+        "The nearest minecraft:plains is at [0, 64, 0] (0 blocks away)",
+        "",
+    ):
+        with pytest.raises(PrepareError, match="no mirrorcraft:plains near spawn"):
+            check_biome("w", "mirrorcraft:plains", answer)
+    check_preset("w", "mirrorcraft:plains", ['[Server thread/INFO]: Preparing level "world"'])
+    with pytest.raises(PrepareError, match="generated a minecraft:normal world"):
+        check_preset(
+            "w",
+            "mirrorcraft:plains",
+            [
+                "[12:00:00] [main/WARN]: Failed to parse level-type mirrorcraft:plains, defaulting to minecraft:normal"
+            ],
+        )
+
+
 def test_server_prepare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     jar = make_jar(tmp_path / "server.jar")
     code = main(
@@ -148,7 +219,7 @@ def test_server_prepare_command(tmp_path: Path, capsys: pytest.CaptureFixture[st
     )
     out = capsys.readouterr().out
     assert code == 0 and "2 saves for Minecraft 1.19.2" in out
-    assert "warning: suite M03" in out and "extension" in out
+    assert "warning: suite M03" in out and "tick function" in out and "extension" not in out
     assert main(["server", "check", str(tmp_path / "s")]) == 0
     assert "taiga-1@M03: seed 2101, preset mirrorcraft:taiga" in capsys.readouterr().out
     assert main(["server", "prepare", "--jar", str(jar), "--out", str(tmp_path / "t")]) == 2
@@ -209,12 +280,30 @@ def test_player_checks_raise_infrastructure_faults(
             check_player(server, manifest.saves["plains-1"], get_task("diamond"), "agent")
         with pytest.raises(InfrastructureFault, match="not on the server"):
             check_player(server, manifest.saves["plains-1"], get_task("diamond"), "nobody")
-    # M01's raw-iron recipes use the cooking-count extension: the server drops them.
+    # M01 in the server form: its raw-iron recipes load on a 1.19 server.
+    m01 = manifest.saves["plains-1@M01"]
     with fresh_server(saves, "plains-1@M01", tmp_path / "m01") as server:
         server.wait_ready()
-        check_server(server, manifest.saves["plains-1@M01"])
+        check_server(server, m01)
+        check_player(server, m01, get_task("iron_armor"), "agent")
+    # A save holding the extension form (as prepared before the server form existed): the
+    # server drops those recipes, and the check says why.
+    folder = tmp_path / "old"
+    shutil.copytree(saves / "plains-1@M01", folder / "plains-1@M01")
+    from mirrorcraft.backends.mineflayer.saves import suite_zip
+
+    old_zip = suite_zip("M01")[1]
+    (folder / "plains-1@M01" / "world" / "datapacks" / "mirrorcraft_suite_M01.zip").write_bytes(
+        old_zip
+    )
+    old = m01.model_copy(update={"warnings": ("suite M01: uses the MirrorCraft extension",)})
+    with ServerProcess(
+        folder / "plains-1@M01",
+        ServerSettings(jar=Path(manifest.jar), command=FAKE, start_timeout_s=60),
+    ) as server:
+        server.wait_ready()
         with pytest.raises(InfrastructureFault, match=r"iron_ingot_from_.*not loaded.*cannot load"):
-            check_player(server, manifest.saves["plains-1@M01"], get_task("iron_armor"), "agent")
+            check_player(server, old, get_task("iron_armor"), "agent")
 
 
 def test_a_server_that_dies_or_never_starts_is_a_fault(
@@ -341,7 +430,15 @@ def test_run_problems_name_what_is_missing(
         MineflayerOptions(saves=saves, command=FAKE), ["plains-1", "taiga-1"], ["vanilla", "M01"]
     )
     assert any("no prepared save for taiga-1" in p for p in problems)
-    assert any("rule set M01" in p and "cannot load" in p for p in problems)
+    assert not any("rule set M01" in p for p in problems)  # prepared in the server form
+    # A save prepared with the extension form (before the server form) is still refused.
+    old = tmp_path / "old_saves"
+    old.mkdir()
+    doc = json.loads((saves / "saves.json").read_text())
+    doc["saves"]["plains-1@M01"]["warnings"] = ["suite M01: a MirrorCraft extension"]
+    (old / "saves.json").write_text(json.dumps(doc))
+    refused = run_problems(MineflayerOptions(saves=old, command=FAKE), ["plains-1"], ["M01"])
+    assert any("rule set M01" in p and "cannot load" in p for p in refused)
 
 
 def test_run_with_the_mineflayer_backend_end_to_end(
@@ -377,6 +474,47 @@ def test_run_with_the_mineflayer_backend_end_to_end(
     with sqlite3.connect(out / "results.sqlite") as db:
         rows = db.execute("select count(*) from episodes").fetchone()
     assert rows[0] == 2 and len(fake_bridge) == 2
+
+
+def test_a_death_is_recorded_once_scored_and_never_rerun(
+    prepared: tuple[Path, SavesManifest],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The player dies during the first call of every episode: one record each, termination
+    death, no fault, no second attempt (one bridge per episode)."""
+    made: list[FakeBridge] = []
+
+    def factory(*_a: Any, **_k: Any) -> FakeBridge:
+        bridge = FakeBridge(acts={"mine": _mine_stone})
+        bridge.die_at_act = 1
+        made.append(bridge)
+        return bridge
+
+    monkeypatch.setattr(backend_mod, "BridgeClient", factory)
+    monkeypatch.setattr(
+        "mirrorcraft.backends.mineflayer.bridge.bridge_problem", lambda *a, **k: None
+    )
+    saves, _ = prepared
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: mf\nworlds: [plains-1]\nrules: [vanilla, M02]\ntasks: [diamond]\nagents: [random]\nbudget: 5\n"
+    )
+    out = tmp_path / "run"
+    args = ["run", str(spec), "--backend", "mineflayer", "--saves", str(saves)]
+    args += ["--server-command", FAKE, "--out", str(out), "--no-report"]
+    assert main(args) == 0, capsys.readouterr().err
+    import sqlite3
+
+    with sqlite3.connect(out / "results.sqlite") as db:
+        records = [json.loads(r[0]) for r in db.execute("select record from episodes")]
+        faults = db.execute("select count(*) from faults").fetchone()[0]
+    assert [r["termination"] for r in records] == ["death", "death"]
+    assert all(r["actions_used"] == 1 and r["score"] == 0 for r in records)
+    assert faults == 0 and len(made) == 2
+    assert main(args) == 0  # resuming reruns nothing: a death is a finished episode
+    assert len(made) == 2
 
 
 def test_run_refuses_without_saves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

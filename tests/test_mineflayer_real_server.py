@@ -3,10 +3,11 @@
     .venv/bin/python -m pytest tests/test_mineflayer_real_server.py --real-server /path/to/server.jar
 
 Needs Java 17+, the jar (1.19-1.19.2; you accept its EULA by passing the option), Node 20
-and ``npm ci --prefix bridge``. It prepares saves for plains-1 (Vanilla and M02), runs
+and ``npm ci --prefix bridge``. It prepares saves for plains-1 (Vanilla, M02, M01), runs
 short scripted episodes through the bridge, and checks the loaded datapacks, the worldgen
-(the biome, ores within reach), crafting through the window, and that milestones come
-from the server. Several minutes; nothing here runs in CI.
+(the biome, ores within reach), crafting through the window, that milestones come
+from the server, and M01's counted cooking result in the server form. Several minutes;
+nothing here runs in CI.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def saves(jar: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Sa
         jar,
         out,
         worlds=["plains-1"],
-        suites=("M02",),
+        suites=("M02", "M01"),
         accept_eula=True,
         settings=ServerSettings(jar=jar, start_timeout_s=600),
     )
@@ -136,3 +137,21 @@ def test_a_changed_rule_is_what_the_server_does(episode_for: Any) -> None:
     drops = dict(out.result.details["drops"])
     assert any(k.endswith("_planks") for k in drops) and not any(k.endswith("_log") for k in drops)
     assert ep.evaluator.encounters.encounters, "the changed drop is logged as an encounter"
+
+
+def test_m01_counted_cooking_in_the_server_form(episode_for: Any) -> None:
+    """One raw iron smelts into 3 nuggets (the marker swap), as in the embedded backend, while
+    nuggets crafted from an ingot stay 9 per ingot."""
+    ep = episode_for("M01", "iron_armor")
+    rcon = ep.evaluator.source.rcon  # type: ignore[attr-defined]
+    for item, count in (("raw_iron", 2), ("coal", 1), ("furnace", 1), ("iron_ingot", 1)):
+        rcon.command(f"give agent minecraft:{item} {count}")
+    act(ep, "wait", ticks=10)
+    assert act(ep, "place", block="furnace").result.ok
+    out = act(ep, "smelt", input="raw_iron", station="furnace", count=2)
+    assert out.result.ok and out.result.produced == {"iron_nugget": 6}, out.result
+    crafted = act(ep, "craft_grid", station="inventory", grid=[["iron_ingot"]])
+    assert crafted.result.produced == {"iron_nugget": 9}, crafted.result
+    act(ep, "wait", ticks=10)
+    inventory = ep.observe().inventory
+    assert inventory.get("iron_nugget") == 15 and "barrier" not in inventory

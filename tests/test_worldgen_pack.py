@@ -109,6 +109,15 @@ def test_pack_structure_matches_the_spec() -> None:
         assert line in setup.splitlines()
     assert files["data/minecraft/tags/functions/load.json"] == {"values": ["mirrorcraft:setup"]}
     assert files["data/minecraft/tags/functions/tick.json"] == {"values": ["mirrorcraft:tick"]}
+    # A death clears the ready tag (tags survive death, effects do not), and the setup runs again
+    # only for a living player: @e never selects a dead one, @a does.
+    assert "scoreboard objectives add mirrorcraft_died deathCount" in setup.splitlines()
+    tick = files["data/mirrorcraft/functions/tick.mcfunction"].splitlines()[1:]
+    assert tick == [
+        "tag @a[scores={mirrorcraft_died=1..}] remove mirrorcraft_ready",
+        "scoreboard players reset @a[scores={mirrorcraft_died=1..}] mirrorcraft_died",
+        "execute as @e[type=minecraft:player,tag=!mirrorcraft_ready] run function mirrorcraft:player_setup",
+    ]
 
 
 def test_a_flat_spec_compiles_to_a_plain_gradient() -> None:
@@ -224,6 +233,19 @@ def _set(path: str, keys: list[Any], value: Any) -> Any:
                 "data/mirrorcraft/functions/setup.mcfunction", "gamemode creative @a\n"
             ),
             "setup.mcfunction: line 1: command 'gamemode' is not in the validator's whitelist",
+        ),
+        (
+            lambda files: files.__setitem__(
+                "data/mirrorcraft/functions/setup.mcfunction",
+                "scoreboard objectives add a_name_much_too_long deathCount\n",
+            ),
+            "objective names are 1-16 letters",
+        ),
+        (
+            lambda files: files.__setitem__(
+                "data/mirrorcraft/functions/tick.mcfunction", "scoreboard players set @a x 1\n"
+            ),
+            "expected 'scoreboard objectives add",
         ),
         (
             lambda files: files.__setitem__(

@@ -12,12 +12,12 @@ function enchantments (item) {
   return out
 }
 
-function observe (world) {
+function observe (world, { dead = false } = {}) {
   const bot = world.bot
   const body = world.body
   const feet = world.feet()
   const enchanted = []
-  for (const item of world.slots()) {
+  for (const item of world.owned()) {
     const ench = enchantments(item)
     if (Object.keys(ench).length) enchanted.push({ item: item.name, count: item.count, enchantments: ench })
   }
@@ -44,14 +44,14 @@ function observe (world) {
     if (d2 <= obsR2) entities.push({ type: entity.name, d2 })
   }
   return {
-    inventory: world.totals(),
+    inventory: world.rawTotals(),
     enchanted_items: enchanted,
     equipped,
     position: [feet.x, feet.y, feet.z],
     dimension: bot.game ? bot.game.dimension : null,
     health: typeof bot.health === 'number' ? bot.health : 0,
     food: typeof bot.food === 'number' ? bot.food : 0,
-    alive: typeof bot.health === 'number' ? bot.health > 0 : false,
+    alive: !dead && bot.isAlive !== false && typeof bot.health === 'number' && bot.health > 0,
     experience_level: bot.experience ? bot.experience.level : 0,
     blocks: Object.entries(nearest).map(([block, d2]) => ({ block, d2 })).sort((a, b) => a.d2 - b.d2 || (a.block < b.block ? -1 : 1)),
     drops,

@@ -1,11 +1,18 @@
 'use strict'
 // One bot session: configuration from Python, connecting, observing, and running one skill at
-// a time. A disconnect or kick during a call answers that call with a "disconnected" error.
+// a time. A disconnect or kick during a call answers that call with a "disconnected" error. A
+// death ends the call at once with reason "died" (an outcome: the episode ends); the bot never
+// respawns. A call that runs past its time is cancelled (path goal cleared, digging stopped,
+// window closed) before its "timeout" error is sent, so nothing of it runs into the next call.
 
+const { performance } = require('perf_hooks')
 const { CODES, BridgeError } = require('./protocol')
 const { parseAction } = require('./args')
 const { World, delta, losses } = require('./world')
 const { observe } = require('./observe')
+const { ServerClock, CancelToken } = require('./clock')
+const { Ledger } = require('./ledger')
+const { Harvest } = require('./harvest')
 const gather = require('./skills/gather')
 const stations = require('./skills/stations')
 const items = require('./skills/items')
@@ -37,7 +44,14 @@ const DEFAULT_LIMITS = {
   attack_timeout_ms: 30000,
   attack_cooldown_ticks: 12,
   smelt_slack_ticks: 200,
-  smelt_idle_ticks: 60
+  smelt_idle_ticks: 60,
+  act_margin_ms: 15000, // a call's own budget ends this long before act_timeout_ms
+  cancel_grace_ms: 5000, // how long a cancelled call may take to unwind
+  dig_confirm_ticks: 20, // game ticks to wait for the server's block update after a dig
+  drop_wait_ticks: 10, // game ticks to wait for a confirmed dig's drops to appear
+  pickup_ticks: 40, // game ticks to wait for the server to hand over a drop walked onto
+  slow_server_factor: 10, // a wait of n ticks may take n x 50 ms x this before it is a timeout
+  min_ceiling_ms: 5000
 }
 
 function versions () {
@@ -62,6 +76,10 @@ class Session {
     this.lostReason = null
     this.visitedRegions = new Set()
     this._onLost = null
+    this.dead = null // why the player died, once it has
+    this.token = null // the running call's cancel token
+    this.clock = null
+    this.ledger = null
   }
 
   methods () {
@@ -85,6 +103,10 @@ class Session {
       if (typeof body[key] !== 'number') throw new BridgeError(CODES.INVALID_PARAMS, `body.${key} must be a number`)
     }
     const bounds = params.world_bounds || { min_x: -64, max_x: 63, min_z: -64, max_z: 63 }
+    const harvest = params.harvest
+    if (!harvest || typeof harvest !== 'object' || !Array.isArray(harvest.requires_tool) || typeof harvest.tags !== 'object' || typeof harvest.tools !== 'object') {
+      throw new BridgeError(CODES.INVALID_PARAMS, '"harvest" must hold requires_tool, tags and tools (the active rules\' block tags)')
+    }
     this.config = {
       skills,
       body,
@@ -92,6 +114,8 @@ class Session {
       fuel_ticks: params.fuel_ticks || {},
       fuel_order: params.fuel_order || [],
       tools: params.tools || [],
+      harvest: new Harvest(harvest),
+      markers: Array.isArray(params.markers) ? params.markers.filter(m => typeof m === 'string') : [],
       limits: { ...DEFAULT_LIMITS, ...(params.limits || {}) }
     }
     return { skills: Object.keys(skills).length }
@@ -116,9 +140,13 @@ class Session {
     if (typeof username !== 'string' || !/^[A-Za-z0-9_]{3,16}$/.test(username)) throw new BridgeError(CODES.INVALID_PARAMS, '"username" must be 3-16 letters, digits or _')
     const mineflayer = require('mineflayer')
     const { pathfinder } = require('mineflayer-pathfinder')
-    const bot = mineflayer.createBot({ host, port, username, auth: 'offline', version: version || false, hideErrors: true, checkTimeoutInterval: 60000 })
+    // respawn: false: a death is the end of the episode, never a fresh body.
+    const bot = mineflayer.createBot({ host, port, username, auth: 'offline', version: version || false, hideErrors: true, checkTimeoutInterval: 60000, respawn: false })
     this.bot = bot
     this.lostReason = null
+    this.dead = null
+    const limits = config.limits
+    this.clock = new ServerClock(bot._client, { slowFactor: limits.slow_server_factor, minCeilingMs: limits.min_ceiling_ms })
     const lost = (reason) => {
       if (this.lostReason) return
       this.lostReason = reason
@@ -142,20 +170,60 @@ class Session {
     }
     bot.on('end', (reason) => lost(`connection ended (${reason})`))
     bot.on('kicked', (reason) => lost(`kicked: ${typeof reason === 'string' ? reason : JSON.stringify(reason)}`))
+    // The last position the server gave that makes sense (after a death some servers send the
+    // body's position as NaN): observations of a dead player keep showing where it died.
+    this.lastPosition = bot.entity.position.floored()
+    bot.on('move', () => {
+      const p = bot.entity && bot.entity.position
+      if (p && Number.isFinite(p.x) && Number.isFinite(p.y) && Number.isFinite(p.z) && !this.dead) this.lastPosition = p.floored()
+    })
+    bot.on('death', () => this.died('the player died'))
+    if (!bot.isAlive || bot.health <= 0) this.died('the player was dead on arrival')
+    this.ledger = new Ledger(bot)
     bot.loadPlugin(pathfinder)
+    // Digging and the path finder's tool choice follow the active rules' tags (harvest.js).
+    const world = () => new World(bot, config, { clock: this.clock, ledger: this.ledger })
+    bot.digTime = (block) => world().digMs(block)
+    bot.pathfinder.bestHarvestTool = (block) => {
+      const best = config.harvest.bestTool(block.name, world().ownedNames())
+      return best ? bot.inventory.items().find(i => i.name === best) || null : null
+    }
     await Promise.race([bot.waitForChunksToLoad(), new Promise(resolve => setTimeout(resolve, 10000))])
-    await bot.waitForTicks(2)
+    await this.clock.ticks(2, { what: 'the first game ticks after joining' })
     const pos = bot.entity.position.floored()
     return { version: bot.version, username: bot.username, position: [pos.x, pos.y, pos.z], game_mode: bot.game.gameMode }
   }
 
   observe () {
     const bot = this.requireBot()
-    return observe(new World(bot, this.requireConfig()))
+    return observe(this.world(bot), { dead: Boolean(this.dead) })
+  }
+
+  world (bot, extra = {}) {
+    return new World(bot, this.requireConfig(), { clock: this.clock, ledger: this.ledger, lastPosition: this.lastPosition, ...extra })
   }
 
   status () {
-    return { connected: Boolean(this.bot && this.bot.entity && !this.lostReason), lost: this.lostReason, busy: this.busy }
+    return { connected: Boolean(this.bot && this.bot.entity && !this.lostReason), lost: this.lostReason, busy: this.busy, dead: this.dead }
+  }
+
+  // The player died: tell Python, and end the running call at once.
+  died (why) {
+    if (this.dead) return
+    this.dead = why
+    this.emit('death', { reason: why })
+    if (this.token) this.token.cancel('died')
+    if (this._onDeath) this._onDeath()
+  }
+
+  // Stop whatever the bot is doing for a call that is being abandoned.
+  halt () {
+    const bot = this.bot
+    if (!bot) return
+    try { bot.pathfinder.stop(); bot.pathfinder.setGoal(null) } catch (e) {}
+    try { bot.stopDigging() } catch (e) {}
+    try { if (bot.currentWindow) bot.closeWindow(bot.currentWindow) } catch (e) {}
+    try { bot.clearControlStates() } catch (e) {}
   }
 
   async act (params) {
@@ -167,33 +235,49 @@ class Session {
       const skill = typeof params.skill === 'string' && SKILLS[params.skill] ? params.skill : ''
       return { skill, args: {}, ok: false, reason: 'invalid_args', message: parsed.error, produced: {}, consumed: {}, inventory_delta: {}, details: {} }
     }
-    const world = new World(bot, config)
+    const limits = config.limits
+    if (this.dead) return diedResult(params.skill, parsed.args, this.dead, {})
+    this.ledger.beginAction()
+    const token = new CancelToken()
+    const started = performance.now()
+    const world = this.world(bot, { token, deadline: started + limits.act_timeout_ms - limits.act_margin_ms })
     this.busy = true
-    const before = world.totals()
+    this.token = token
+    const before = world.rawTotals()
     let timer
+    let run = null
     try {
-      const run = SKILLS[params.skill](world, parsed.args, this)
+      run = SKILLS[params.skill](world, parsed.args, this)
       const guard = new Promise((resolve, reject) => {
         this._onLost = (reason) => reject(new BridgeError(CODES.DISCONNECTED, `the server connection was lost during ${params.skill}: ${reason}`))
-        timer = setTimeout(() => reject(new BridgeError(CODES.TIMEOUT, `${params.skill} did not finish within ${config.limits.act_timeout_ms} ms`)), config.limits.act_timeout_ms)
+        this._onDeath = () => resolve(null)
+        timer = setTimeout(() => reject(new BridgeError(CODES.TIMEOUT, `${params.skill} did not finish within ${limits.act_timeout_ms} ms`)), limits.act_timeout_ms)
       })
       run.catch(() => {}) // a rejection after the guard fired must not go unhandled
       const result = await Promise.race([run, guard])
       if (this.lostReason) throw new BridgeError(CODES.DISCONNECTED, `the server connection was lost during ${params.skill}: ${this.lostReason}`)
-      const after = world.totals()
+      if (this.dead) return diedResult(params.skill, parsed.args, this.dead, delta(before, world.rawTotals()))
+      const after = world.rawTotals()
       result.inventory_delta = delta(before, after)
       // Movement may spend scaffolding blocks: report what left the inventory when the skill did not.
       if (result.ok && Object.keys(result.consumed).length === 0) result.consumed = losses(before, after)
       return result
     } catch (err) {
+      if (this.dead && !this.lostReason) return diedResult(params.skill, parsed.args, this.dead, delta(before, world.rawTotals()))
       if (err instanceof BridgeError) throw err
       if (this.lostReason) throw new BridgeError(CODES.DISCONNECTED, `the server connection was lost during ${params.skill}: ${this.lostReason}`)
       throw new BridgeError(CODES.INTERNAL, `${params.skill} failed: ${err && err.message}`)
     } finally {
       clearTimeout(timer)
       this._onLost = null
+      this._onDeath = null
+      // Whatever ended the call, nothing of it may run on into the next one.
+      token.cancel('the call ended')
+      this.halt()
+      if (run && !this.dead) await settleWithin(run, limits.cancel_grace_ms)
+      this.halt()
+      this.token = null
       this.busy = false
-      try { bot.pathfinder.setGoal(null); bot.clearControlStates() } catch (e) {}
     }
   }
 
@@ -209,4 +293,17 @@ class Session {
   }
 }
 
-module.exports = { Session, SKILLS, DEFAULT_LIMITS, versions }
+function diedResult (skill, args, why, inventoryDelta) {
+  return { skill, args, ok: false, reason: 'died', message: `${why} during ${skill}; the episode is over`, produced: {}, consumed: {}, inventory_delta: inventoryDelta, details: {} }
+}
+
+// Wait for a promise to settle, at most ms; never throws.
+function settleWithin (promise, ms) {
+  let timer
+  return Promise.race([
+    promise.then(() => {}, () => {}),
+    new Promise(resolve => { timer = setTimeout(resolve, ms) })
+  ]).finally(() => clearTimeout(timer))
+}
+
+module.exports = { Session, SKILLS, DEFAULT_LIMITS, versions, diedResult }

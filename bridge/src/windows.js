@@ -2,6 +2,8 @@
 // Crafting through window clicks: put one of each given item into the grid slots, read what
 // the server shows in the result slot, take it. The server alone decides the result: this
 // never looks up a recipe (mineflayer's recipesFor/craft carry vanilla recipes; never used).
+// Whatever happens, what was put in the grid or picked up on the cursor goes back to the
+// inventory before craftGrid returns or throws.
 
 const { BridgeError, CODES } = require('./protocol')
 
@@ -10,7 +12,7 @@ const RESULT_SLOT = 0
 function withTimeout (promise, ms, what) {
   let timer
   const limit = new Promise((resolve, reject) => {
-    timer = setTimeout(() => reject(new BridgeError(CODES.UNSUPPORTED, `${what}: the server did not answer within ${ms} ms`)), ms)
+    timer = setTimeout(() => reject(new BridgeError(CODES.TIMEOUT, `${what}: the server did not answer within ${ms} ms`)), ms)
   })
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer))
 }
@@ -51,7 +53,24 @@ async function clearGrid (bot, window, width, clickMs) {
 }
 
 // grid: rows of item names or null, at most width x width. Returns {name, count} or null.
-async function craftGrid (bot, window, grid, width, { clickMs = 5000, settleTicks = 2 } = {}) {
+// settle(ticks) waits game ticks on the server's clock (the caller's); none: no settling.
+async function craftGrid (bot, window, grid, width, { clickMs = 5000, settleTicks = 2, settle = null } = {}) {
+  const wait = async () => { if (settleTicks && settle) await settle(settleTicks) }
+  let done = false
+  try {
+    const result = await fillAndTake(bot, window, grid, width, clickMs, wait)
+    done = true
+    return result
+  } finally {
+    if (!done) {
+      // A click failed half-way: give back what is in the grid and on the cursor (best effort;
+      // anything left there still counts as owned in the observation).
+      try { await clearGrid(bot, window, width, clickMs) } catch (e) {}
+    }
+  }
+}
+
+async function fillAndTake (bot, window, grid, width, clickMs, wait) {
   await putCursorAway(bot, window, null, clickMs)
   let source = null
   for (let r = 0; r < grid.length; r++) {
@@ -69,7 +88,7 @@ async function craftGrid (bot, window, grid, width, { clickMs = 5000, settleTick
     }
   }
   await putCursorAway(bot, window, source, clickMs)
-  if (settleTicks) await bot.waitForTicks(settleTicks)
+  await wait()
   const shown = window.slots[RESULT_SLOT]
   if (!shown) {
     await clearGrid(bot, window, width, clickMs)
@@ -78,7 +97,7 @@ async function craftGrid (bot, window, grid, width, { clickMs = 5000, settleTick
   const result = { name: shown.name, count: shown.count }
   await withTimeout(bot.clickWindow(RESULT_SLOT, 0, 0), clickMs, 'taking the result')
   await putCursorAway(bot, window, null, clickMs)
-  if (settleTicks) await bot.waitForTicks(settleTicks)
+  await wait()
   await clearGrid(bot, window, width, clickMs) // remainders (e.g. buckets) and anything left over
   return result
 }

@@ -17,7 +17,7 @@ class FakeItem {
 }
 
 class FakeWindow extends EventEmitter {
-  constructor ({ width, inventory, craft, answer = true }) {
+  constructor ({ width, inventory, craft, answer = true, dropClick = null }) {
     super()
     this.width = width
     this.gridSize = width * width
@@ -28,6 +28,7 @@ class FakeWindow extends EventEmitter {
     this.selectedItem = null
     this.craft = craft // grid of names -> {name, count} | null
     this.answer = answer
+    this.dropClick = dropClick // a slot whose first click the server never answers (lag, a lost packet)
     this.clicks = []
   }
 
@@ -68,6 +69,10 @@ class FakeBot {
     const w = this.window
     w.clicks.push([slot, mouseButton, mode])
     if (mode !== 0) throw new Error('only plain clicks are expected')
+    if (w.dropClick === slot) {
+      w.dropClick = null
+      return new Promise(() => {}) // this click is lost; the server answers the next ones
+    }
     const item = w.slots[slot]
     if (slot === 0) {
       if (!item || w.selectedItem) return

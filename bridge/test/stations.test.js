@@ -44,9 +44,35 @@ test('smelting failure reasons: missing item, no station, no fuel, unknown item'
   assert.strictEqual((await smelt(walled, { input: 'raw_iron', station: 'furnace', count: 1 })).reason, 'station_unreachable')
 })
 
-test('a furnace that opens no window is an infrastructure error', async () => {
+test('a furnace that opens no window in time is a timeout, not a missing feature', async () => {
   const w = new FakeWorld({ inventory: { raw_iron: 1, coal: 1 }, stations: { furnace: true }, cook: nuggets, opens: false })
-  await assert.rejects(smelt(w, { input: 'raw_iron', station: 'furnace', count: 1 }), (err) => err.code === 'unsupported')
+  await assert.rejects(smelt(w, { input: 'raw_iron', station: 'furnace', count: 1 }), (err) => err.code === 'timeout')
+  w.stop()
+})
+
+test('a server ticking slower than the client still finishes smelting (waits count its ticks)', async () => {
+  // The server makes one game tick every 2 ms while the client ticks every 1 ms: counting the
+  // client's ticks would give up after half the cooking time and report that fuel ran out.
+  const w = new FakeWorld({ inventory: { raw_iron: 1, coal: 1 }, stations: { furnace: true }, cook: nuggets, ticksPerMs: 0.5, clientMsPerTick: 1 })
+  const startAge = w.server.age
+  const r = await smelt(w, { input: 'raw_iron', station: 'furnace', count: 1 })
+  w.stop()
+  assert.strictEqual(r.ok, true, r.message)
+  assert.strictEqual(r.details.processed, 1, r.message)
+  assert.doesNotMatch(r.message, /fuel ran out/)
+  assert.deepStrictEqual(r.produced, { iron_nugget: 3 })
+  assert.ok(w.server.age - startAge >= 200, 'the furnace needed 200 game ticks')
+})
+
+test('a counted cooking result in the server form (markers swapped by a tick function) is reported as the embedded body reports it', async () => {
+  // M01 on a stock 1.19 server: each raw iron cooks to one barrier, which the pack's tick
+  // function swaps for 3 iron nuggets. The skill reports 3 nuggets per unit, never a barrier.
+  const w = new FakeWorld({ inventory: { raw_iron: 2, coal: 1, iron_nugget: 4 }, stations: { furnace: true }, cook: (input) => (input === 'raw_iron' ? { name: 'barrier', count: 1 } : null), swaps: { barrier: ['iron_nugget', 3] }, ticksPerMs: 0.05, cookTicks: 5 })
+  const r = await smelt(w, { input: 'raw_iron', station: 'furnace', count: 2 })
+  w.stop()
+  assert.strictEqual(r.ok, true, r.message)
+  assert.deepStrictEqual(r.produced, { iron_nugget: 6 }) // the 4 nuggets owned before are not multiplied
+  assert.deepStrictEqual(w.totals(), { iron_nugget: 10 })
 })
 
 test('enchanting reports the enchantments the table gave', async () => {

@@ -48,7 +48,26 @@ test('an empty result slot returns every item to the inventory', async () => {
 test('a server that never answers is an error, not a hang', async () => {
   const window = new FakeWindow({ width: 2, inventory: [new FakeItem('oak_log', 1)], craft: serverRules, answer: false })
   const bot = new FakeBot(window)
-  await assert.rejects(craftGrid(bot, window, [['oak_log']], 2, { clickMs: 50, settleTicks: 0 }), (err) => err.code === 'unsupported')
+  await assert.rejects(craftGrid(bot, window, [['oak_log']], 2, { clickMs: 50, settleTicks: 0 }), (err) => err.code === 'timeout')
+})
+
+test('a craft that fails half-way gives the grid and the cursor back (nothing stranded)', async () => {
+  // Two logs go into the grid; the click that takes the result is lost: the craft fails with a
+  // timeout, and both logs are back in the inventory, the grid and the cursor empty.
+  const window = new FakeWindow({ width: 2, inventory: [new FakeItem('oak_log', 2)], craft: () => ({ name: 'oak_planks', count: 4 }), dropClick: 0 })
+  const bot = new FakeBot(window)
+  await assert.rejects(craftGrid(bot, window, [['oak_log', 'oak_log']], 2, { clickMs: 30, settleTicks: 0 }), (err) => err.code === 'timeout')
+  assert.deepStrictEqual(totals(window), { oak_log: 2 })
+  assert.strictEqual(window.selectedItem, null)
+  for (let s = 1; s <= 4; s++) assert.strictEqual(window.slots[s], null, `grid slot ${s} is empty`)
+})
+
+test('a craft that fails while placing items gives back what was placed', async () => {
+  const window = new FakeWindow({ width: 2, inventory: [new FakeItem('oak_log', 3)], craft: serverRules, dropClick: 2 })
+  const bot = new FakeBot(window)
+  await assert.rejects(craftGrid(bot, window, [['oak_log', 'oak_log']], 2, { clickMs: 30, settleTicks: 0 }), (err) => err.code === 'timeout')
+  assert.deepStrictEqual(totals(window), { oak_log: 3 })
+  assert.strictEqual(window.selectedItem, null)
 })
 
 test('plain items are preferred over enchanted ones as ingredients', async () => {

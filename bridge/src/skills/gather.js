@@ -2,7 +2,7 @@
 // mine, prepare_access, explore, collect, ascend and wait: reaching blocks and drops in the
 // real world, with the embedded body's arguments, failure reasons and result fields.
 
-const { failure, success, gains, sortedObject, goals, Vec3 } = require('../world')
+const { failure, success, gains, sortedObject, withCeiling, goals, Vec3 } = require('../world')
 
 function unknownBlock (w, skill, args, name) {
   if (w.isItem(name)) return failure(skill, args, 'invalid_args', `'${name}' is an item, not a block id`)
@@ -13,7 +13,19 @@ function blocked (skill, args, target, move) {
   if (move.why === 'too_many_digs') {
     return failure(skill, args, 'target_unreachable', `the way to ${target} is too long to dig in one call`)
   }
+  if (move.why === 'out_of_time') {
+    return failure(skill, args, 'target_unreachable', `ran out of time reaching ${target} within this call`)
+  }
   return failure(skill, args, 'target_unreachable', `the way to the nearest ${target} is blocked or has no path (${move.why})`)
+}
+
+function unconfirmed (args, name, dig) {
+  const what = dig.why === 'refused'
+    ? `the server kept the ${name} (it sent the block back)`
+    : dig.why === 'no_answer'
+      ? `the server did not confirm breaking the ${name} in time`
+      : `digging the ${name} failed (${dig.message || dig.why})`
+  return failure('mine', args, 'no_effect', `mined nothing: ${what}`, { block: name })
 }
 
 async function mine (w, args) {
@@ -25,7 +37,8 @@ async function mine (w, args) {
   let targetDrops = {}
   let pathDrops = {}
   let problem = null
-  for (let i = 0; i < count; i++) {
+  let serverSaidNo = false
+  for (let i = 0; i < count && !serverSaidNo; i++) {
     const hits = w.nearestBlocks(names, radius, 8)
     if (!hits.length) {
       problem = failure('mine', args, 'no_target_nearby', `no ${target} within ${radius} blocks`)
@@ -37,11 +50,16 @@ async function mine (w, args) {
         problem = problem || failure('mine', args, 'needs_tool', `no owned tool can harvest ${hit.name}`, { block: hit.name })
         continue
       }
+      if (w.timeLeft() <= 0) {
+        problem = failure('mine', args, 'target_unreachable', `ran out of time reaching a ${target} within this call`)
+        break
+      }
       const before = w.totals()
       const move = await w.goto(w.reachGoal(hit.pos))
       pathDrops = addInto(pathDrops, gains(before, w.totals()))
       if (!move.ok) {
-        if (problem === null || problem.reason === 'needs_tool') problem = blocked('mine', args, hit.name, move)
+        if (problem === null || problem.reason === 'needs_tool' || move.why === 'out_of_time') problem = blocked('mine', args, hit.name, move)
+        if (move.why === 'out_of_time') break
         continue
       }
       const block = w.bot.blockAt(hit.pos)
@@ -52,10 +70,14 @@ async function mine (w, args) {
     if (!chosen) break
     problem = null
     const before = w.totals()
-    const seen = w.seenItemIds()
     await w.equipBestTool(chosen)
-    await w.bot.dig(chosen, true)
-    await w.collectNear(chosen.position.offset(0.5, 0.5, 0.5), 4, seen)
+    const dig = await w.digConfirmed(chosen)
+    if (!dig.ok) {
+      problem = unconfirmed(args, chosen.name, dig)
+      serverSaidNo = true
+      break
+    }
+    await w.collectDrops(chosen.position.offset(0.5, 0.5, 0.5), 1.5, dig.since)
     targetDrops = addInto(targetDrops, gains(before, w.totals()))
     mined.push(chosen.name)
   }
@@ -188,10 +210,11 @@ async function collect (w, args) {
   if (!near.length) return failure('collect', args, 'no_target_nearby', `no dropped ${item} within ${w.body.drop_radius} blocks`)
   const { e } = near[0]
   if (!w.hasRoomFor(item)) return failure('collect', args, 'pickup_failed', 'the inventory is full')
+  if (w.ledger) w.ledger.allow(e.id)
   const before = w.totals()
   const target = e.position.floored()
   const move = await w.goto(new goals.GoalBlock(target.x, target.y, target.z), { timeoutMs: w.config.limits.pickup_timeout_ms * 4 })
-  const gone = await w.waitGone(e, 40)
+  const gone = await w.waitGone(e, w.config.limits.pickup_ticks)
   const got = gains(before, w.totals())
   if (!got[item]) {
     if (!move.ok) return blocked('collect', args, `dropped ${item}`, move)
@@ -240,11 +263,13 @@ async function ascend (w, args) {
     const above = w.bot.blockAt(w.feet().offset(0, 2, 0))
     if (above && above.boundingBox === 'block') {
       await w.equipBestTool(above)
-      await w.bot.dig(above, true)
+      const dig = await w.digConfirmed(above)
+      if (!dig.ok) break
     }
     const name = disposable.find(n => w.count(n) > 0)
-    await w.bot.equip(w.findItem(name), 'hand')
+    await withCeiling(w.bot.equip(w.findItem(name), 'hand'), w.config.limits.click_timeout_ms, `holding ${name}`)
     const placed = await pillarStep(w)
+    await w.ticks(6, 'landing on the placed block')
     if (!placed) break
     consumed[name] = (consumed[name] || 0) + 1
   }
@@ -261,19 +286,19 @@ async function pillarStep (w) {
   await bot.look(bot.entity.yaw, -Math.PI / 2, true)
   bot.setControlState('jump', true)
   try {
-    for (let t = 0; t < 20 && bot.entity.position.y < startY + 1; t++) await bot.waitForTicks(1)
-    await bot.placeBlock(below, new Vec3(0, 1, 0))
+    await w.until(() => bot.entity.position.y >= startY + 1, 20, [[bot, 'move']])
+    await withCeiling(bot.placeBlock(below, new Vec3(0, 1, 0)), w.config.limits.click_timeout_ms, 'placing a block underfoot')
     return true
   } catch (err) {
+    w.checkCancelled()
     return false
   } finally {
     bot.setControlState('jump', false)
-    await bot.waitForTicks(6)
   }
 }
 
 async function wait (w, args) {
-  await w.bot.waitForTicks(args.ticks)
+  await w.ticks(args.ticks, `waiting ${args.ticks} ticks`)
   return success('wait', args, `waited ${args.ticks} ticks`, { details: { ticks: args.ticks } })
 }
 

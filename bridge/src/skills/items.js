@@ -1,8 +1,10 @@
 'use strict'
 // place, equip, attack and trade.
 
-const { failure, success, gains, goals, Vec3 } = require('../world')
+const { performance } = require('perf_hooks')
+const { failure, success, gains, withCeiling, goals, Vec3 } = require('../world')
 const { blocked } = require('./gather')
+const { BridgeError } = require('../protocol')
 
 const ARMOR = { helmet: ['head', 'head'], chestplate: ['torso', 'chest'], leggings: ['legs', 'legs'], boots: ['feet', 'feet'] }
 const NEIGHBOURS = [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]]
@@ -67,17 +69,18 @@ async function place (w, args) {
     const feet = w.feet()
     const clearable = SPOTS.map(([dx, dy, dz]) => w.bot.blockAt(feet.offset(dx, dy, dz))).find(b => solid(b) && w.canClear(b))
     if (!clearable) return failure('place', args, 'no_spot', 'no open spot next to the body, and nothing nearby can be cleared')
-    const seen = w.seenItemIds()
     await w.equipBestTool(clearable)
-    await w.bot.dig(clearable, true)
-    await w.collectNear(clearable.position.offset(0.5, 0.5, 0.5), 3, seen)
+    const dig = await w.digConfirmed(clearable)
+    if (!dig.ok) return failure('place', args, 'no_spot', `no open spot next to the body, and the server kept the ${clearable.name} that was in the way`)
+    await w.collectDrops(clearable.position.offset(0.5, 0.5, 0.5), 1.5, dig.since)
     spot = freeSpot(w)
     if (!spot) return failure('place', args, 'no_spot', 'no open spot next to the body')
   }
-  await w.bot.equip(w.findItem(block), 'hand')
+  await withCeiling(w.bot.equip(w.findItem(block), 'hand'), w.config.limits.click_timeout_ms, `holding ${block}`)
   try {
-    await w.bot.placeBlock(spot.ref, spot.face)
+    await withCeiling(w.bot.placeBlock(spot.ref, spot.face), w.config.limits.click_timeout_ms, `placing ${block}`)
   } catch (err) {
+    w.checkCancelled()
     const now = w.bot.blockAt(spot.pos)
     if (!now || now.name !== block) return failure('place', args, 'no_spot', `placing ${block} failed: ${err.message}`)
   }
@@ -97,11 +100,11 @@ async function equip (w, args) {
   if ((w.body.facilities || []).includes(item)) return failure('equip', args, 'not_equippable', `${item} is a facility: use place`)
   for (const [suffix, [dest, slot]] of Object.entries(ARMOR)) {
     if (item.endsWith('_' + suffix)) {
-      if (owned.slot < 5 || owned.slot > 8) await w.bot.equip(owned, dest)
+      if (owned.slot < 5 || owned.slot > 8) await withCeiling(w.bot.equip(owned, dest), w.config.limits.click_timeout_ms, `wearing ${item}`)
       return success('equip', args, `wearing ${item}`, { details: { slot } })
     }
   }
-  await w.bot.equip(owned, 'hand')
+  await withCeiling(w.bot.equip(owned, 'hand'), w.config.limits.click_timeout_ms, `holding ${item}`)
   return success('equip', args, `holding ${item}`, { details: { slot: 'hand' } })
 }
 
@@ -123,7 +126,7 @@ async function attack (w, args) {
   if (!w.isEntity(target)) return failure('attack', args, 'invalid_args', `'${target}' is not a known living-entity id`)
   const before = w.totals()
   const weapon = bestWeapon(w)
-  if (weapon) await w.bot.equip(weapon, 'hand')
+  if (weapon) await withCeiling(w.bot.equip(weapon, 'hand'), w.config.limits.click_timeout_ms, `holding ${weapon.name}`)
   const radius = w.body.mine_radius
   let killed = 0
   let problem = null
@@ -136,10 +139,10 @@ async function attack (w, args) {
       break
     }
     const mob = mobs[0].e
-    const seen = w.seenItemIds()
+    const since = w.ledger.seq
     let lastPos = mob.position.clone()
-    const deadline = Date.now() + w.config.limits.attack_timeout_ms
-    while (w.bot.entities[mob.id] && Date.now() < deadline) {
+    const deadline = performance.now() + Math.min(w.config.limits.attack_timeout_ms, w.timeLeft())
+    while (w.bot.entities[mob.id] && performance.now() < deadline) {
       lastPos = mob.position.clone()
       if (w.bot.entity.position.distanceTo(mob.position) > 3) {
         const move = await w.goto(new goals.GoalNear(mob.position.x, mob.position.y, mob.position.z, 2), { timeoutMs: 5000, maxDigs: 8 })
@@ -147,14 +150,14 @@ async function attack (w, args) {
       }
       await w.bot.lookAt(mob.position.offset(0, (mob.height || 1) * 0.8, 0), true)
       w.bot.attack(mob)
-      await w.bot.waitForTicks(w.config.limits.attack_cooldown_ticks)
+      await w.ticks(w.config.limits.attack_cooldown_ticks, 'the attack cooldown')
     }
     if (w.bot.entities[mob.id]) {
       problem = problem || failure('attack', args, 'target_unreachable', `could not defeat the ${target} in time`)
       break
     }
     killed += 1
-    await w.collectNear(lastPos, 5, seen)
+    await w.collectDrops(lastPos, 5, since)
   }
   if (killed === 0) return problem
   let message = `defeated ${killed} of ${count} ${target}`
@@ -170,10 +173,12 @@ async function trade (w, args) {
   const villager = villagers[0].e
   await w.goto(new goals.GoalNear(villager.position.x, villager.position.y, villager.position.z, 2))
   const before = w.totals()
+  const limits = w.config.limits
   let window
   try {
-    window = await w.bot.openVillager(villager)
+    window = await withCeiling(w.bot.openVillager(villager), limits.window_timeout_ms, 'opening the trade window')
   } catch (err) {
+    if (err instanceof BridgeError) throw err
     return failure('trade', args, 'no_result', 'the villager offered no such trade')
   }
   try {
@@ -181,11 +186,11 @@ async function trade (w, args) {
     if (index < 0) return failure('trade', args, 'no_result', 'the villager offered no such trade')
     const offer = window.trades[index]
     if (w.count(args.give) < offer.inputItem1.count) return failure('trade', args, 'missing_item', `the trade needs ${offer.inputItem1.count} ${args.give}`)
-    await w.bot.trade(window, index, 1)
+    await withCeiling(w.bot.trade(window, index, 1), limits.click_timeout_ms * 4, 'trading')
   } finally {
     window.close()
   }
-  await w.bot.waitForTicks(2)
+  await w.ticks(2, 'the trade to settle')
   return success('trade', args, `traded ${args.give} for ${args.get}`, { produced: gains(before, w.totals()) })
 }
 

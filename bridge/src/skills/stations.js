@@ -26,9 +26,14 @@ async function findStation (w, block, skill, args) {
 }
 
 async function openWindow (w, block, what) {
-  const opened = new Promise(resolve => w.bot.once('windowOpen', resolve))
-  await w.bot.activateBlock(block)
-  return withTimeout(opened, w.config.limits.window_timeout_ms, `opening the ${what}`)
+  let onOpen
+  const opened = new Promise(resolve => { onOpen = resolve; w.bot.once('windowOpen', resolve) })
+  try {
+    await withTimeout(w.bot.activateBlock(block), w.config.limits.click_timeout_ms, `using the ${what}`)
+    return await withTimeout(opened, w.config.limits.window_timeout_ms, `opening the ${what}`)
+  } finally {
+    w.bot.removeListener('windowOpen', onOpen)
+  }
 }
 
 async function craftGridSkill (w, args) {
@@ -65,11 +70,12 @@ async function craftGridSkill (w, args) {
   }
   let result
   try {
-    result = await craftGrid(w.bot, window, grid, size, { clickMs: w.config.limits.click_timeout_ms })
+    result = await craftGrid(w.bot, window, grid, size, { clickMs: w.config.limits.click_timeout_ms, settle: (n) => w.ticks(n, 'the crafting grid to settle') })
   } finally {
+    // Closing a crafting table gives its grid and the cursor back to the player (server side).
     if (window !== w.bot.inventory) w.bot.closeWindow(window)
   }
-  await w.bot.waitForTicks(2)
+  await w.ticks(2, 'the crafted item to settle')
   if (result === null) {
     return failure('craft_grid', args, 'no_result', 'the result slot stayed empty; nothing was crafted')
   }
@@ -79,6 +85,11 @@ async function craftGridSkill (w, args) {
     consumed: sortedObject(need),
     details: { result: { [result.name]: result.count } }
   })
+}
+
+// Shift-click the output into the inventory: one click, so nothing waits on the cursor.
+async function takeOutput (w, furnace, ms) {
+  await withTimeout(w.bot.clickWindow(2, 0, 1), ms, 'taking the furnace output')
 }
 
 function fuelOrder (w, exclude) {
@@ -110,9 +121,10 @@ async function smelt (w, args) {
   }
   const limits = w.config.limits
   try {
-    if (furnace.outputItem()) await furnace.takeOutput()
+    const click = limits.click_timeout_ms * 4
+    if (furnace.outputItem()) await takeOutput(w, furnace, click)
     const inputType = w.registry.itemsByName[item].id
-    await furnace.putInput(inputType, null, count)
+    await withTimeout(furnace.putInput(inputType, null, count), click, 'putting the input in')
     // Enough fuel for every unit at the station's vanilla pace (blast furnaces and smokers
     // burn fuel twice as fast and cook twice as fast: the same units per fuel).
     const perUnit = COOK_TICKS[station]
@@ -124,16 +136,17 @@ async function smelt (w, args) {
       const units = Math.min(Math.ceil(ticksNeeded / burn), w.count(fuel))
       if (units <= 0) continue
       if (furnace.fuelItem() && furnace.fuelItem().name !== fuel) break
-      await furnace.putFuel(w.registry.itemsByName[fuel].id, null, units)
+      await withTimeout(furnace.putFuel(w.registry.itemsByName[fuel].id, null, units), click, 'putting fuel in')
       ticksNeeded -= units * burn
     }
-    // Wait until the input is used up, or nothing has changed for a while (no recipe / no fuel).
+    // Wait until the input is used up, or nothing has changed for a while (no recipe / no fuel),
+    // counting the server's game ticks: a slow server takes longer, never fewer ticks.
     const deadline = count * perUnit + limits.smelt_slack_ticks
     let idle = 0
     let lastOut = furnace.outputItem() ? furnace.outputItem().count : 0
     let lastIn = furnace.inputItem() ? furnace.inputItem().count : 0
-    for (let t = 0; t < deadline; t += 5) {
-      await w.bot.waitForTicks(5)
+    for (let t = 0; t < deadline;) {
+      t += await w.ticks(5, `smelting ${item}`)
       const out = furnace.outputItem() ? furnace.outputItem().count : 0
       const inp = furnace.inputItem() ? furnace.inputItem().count : 0
       if (inp === 0) break
@@ -143,13 +156,17 @@ async function smelt (w, args) {
       lastOut = out
       lastIn = inp
     }
-    if (furnace.outputItem()) await furnace.takeOutput()
-    if (furnace.inputItem()) await furnace.takeInput()
-    if (furnace.fuelItem()) await furnace.takeFuel()
+    if (furnace.outputItem()) await takeOutput(w, furnace, click)
+    if (furnace.inputItem()) await withTimeout(furnace.takeInput(), click, 'taking the unused input back')
+    if (furnace.fuelItem()) await withTimeout(furnace.takeFuel(), click, 'taking the unused fuel back')
   } finally {
     furnace.close()
   }
-  await w.bot.waitForTicks(2)
+  await w.ticks(2, 'the furnace items to settle')
+  // On a real server a cooking result with a count comes out as marker items that the
+  // server swaps for the result within a tick (datapack/server_form.py): wait for the swap.
+  const markers = w.config.markers || []
+  await w.until(() => !w.owned().some(i => markers.includes(i.name)), 20)
   const after = w.totals()
   const produced = gains(before, after)
   const consumed = losses(before, after)
@@ -203,9 +220,10 @@ async function enchant (w, args) {
   }
   let enchanted = null
   let problem = null
+  const click = w.config.limits.click_timeout_ms * 4
   try {
     const ready = new Promise(resolve => table.once('ready', resolve))
-    await table.putTargetItem(w.findItem(item, { plain: true }))
+    await withTimeout(table.putTargetItem(w.findItem(item, { plain: true })), click, 'putting the item on the table')
     await withTimeout(ready, w.config.limits.window_timeout_ms, 'waiting for enchantment offers').catch(() => null)
     const offer = table.enchantments[cost - 1]
     const required = offer ? offer.level : 0
@@ -214,17 +232,17 @@ async function enchant (w, args) {
     } else if (w.bot.experience.level < required) {
       problem = failure('enchant', args, 'not_enough_levels', `option ${option} needs level ${required}; level is ${w.bot.experience.level}`)
     } else {
-      await table.putLapis(w.findItem('lapis_lazuli'))
-      enchanted = await table.enchant(cost - 1)
+      await withTimeout(table.putLapis(w.findItem('lapis_lazuli')), click, 'putting lapis on the table')
+      enchanted = await withTimeout(table.enchant(cost - 1), click, 'enchanting')
     }
-    if (table.targetItem()) await table.takeTargetItem()
+    if (table.targetItem()) await withTimeout(table.takeTargetItem(), click, 'taking the item back')
     const lapisLeft = table.slots[1]
-    if (lapisLeft) await w.bot.putAway(1)
+    if (lapisLeft) await withTimeout(w.bot.putAway(1), click, 'taking the lapis back')
   } finally {
     table.close()
   }
   if (problem) return problem
-  await w.bot.waitForTicks(2)
+  await w.ticks(2, 'the enchanted item to settle')
   const enchantments = (enchanted && enchanted.enchants ? enchanted.enchants : []).map(e => [String(e.name).replace(/^minecraft:/, ''), e.lvl])
   if (!enchantments.length) return failure('enchant', args, 'no_result', `the table offered nothing for ${item}`)
   const resultItem = item === 'book' ? 'enchanted_book' : item

@@ -31,6 +31,9 @@ NOT_ENOUGH_LEVELS = "not_enough_levels"
 NOT_PLACEABLE = "not_placeable"
 NOT_EQUIPPABLE = "not_equippable"
 NO_EFFECT = "no_effect"
+DIED = "died"
+"""The player died during the call (real servers only; the embedded worlds are peaceful): the
+episode ends there, with termination ``death``."""
 
 REASONS = (
     INVALID_ARGS,
@@ -53,6 +56,7 @@ REASONS = (
     NOT_PLACEABLE,
     NOT_EQUIPPABLE,
     NO_EFFECT,
+    DIED,
 )
 
 

@@ -4,6 +4,7 @@ warnings: the embedded simulator reads them, a vanilla 1.19 server rejects the r
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -351,6 +352,42 @@ def function(ctx: Ctx, text: str) -> None:
         _command(ctx, line, f"line {n}")
 
 
+OBJECTIVE_RE = re.compile(r"[A-Za-z0-9_.+-]{1,16}")
+
+
+def _scoreboard(ctx: Ctx, args: list[str], line: str, where: str) -> None:
+    """``scoreboard objectives add <name> <criterion>`` or ``scoreboard players reset <targets> <name>``."""
+    if args[:2] == ["objectives", "add"] and len(args) == 4:
+        if not OBJECTIVE_RE.fullmatch(args[2]):
+            ctx.error(where, f"objective names are 1-16 letters, digits or _.+-: {args[2]!r}")
+        if args[3] not in vanilla_ids.SCOREBOARD_CRITERIA:
+            ctx.error(where, f"criterion {args[3]!r} is not in the validator's list")
+    elif args[:2] == ["players", "reset"] and len(args) == 4:
+        if not OBJECTIVE_RE.fullmatch(args[3]):
+            ctx.error(where, f"objective names are 1-16 letters, digits or _.+-: {args[3]!r}")
+    elif args[:2] in (["players", "add"], ["players", "remove"]) and len(args) == 5:
+        if not OBJECTIVE_RE.fullmatch(args[3]):
+            ctx.error(where, f"objective names are 1-16 letters, digits or _.+-: {args[3]!r}")
+        if not args[4].isdigit():
+            ctx.error(where, f"scoreboard players {args[1]} needs a whole number: {args[4]!r}")
+    else:
+        ctx.error(
+            where,
+            "expected 'scoreboard objectives add <name> <criterion>' or "
+            f"'scoreboard players reset|add|remove <targets> <name> [n]': {line!r}",
+        )
+
+
+def _clear_or_give(ctx: Ctx, head: str, args: list[str], line: str, where: str) -> None:
+    """``clear <targets> <item> [max]`` or ``give <targets> <item> [count]``."""
+    if len(args) not in (2, 3):
+        ctx.error(where, f"expected '{head} <targets> <item> [count]': {line!r}")
+        return
+    ctx.item(args[1], f"{where}: {head}")
+    if len(args) == 3 and not (args[2].isdigit() and 0 <= int(args[2]) <= 6400):
+        ctx.error(where, f"{head} count must be a whole number up to 6400: {args[2]!r}")
+
+
 def _command(ctx: Ctx, line: str, where: str) -> None:
     try:
         words = shlex.split(line)
@@ -409,6 +446,10 @@ def _command(ctx: Ctx, line: str, where: str) -> None:
             or not (args[1].isdigit() or args[1] in ("day", "noon", "night", "midnight"))
         ):
             ctx.error(where, f"expected 'time set <ticks>': {line!r}")
+    elif head == "scoreboard":
+        _scoreboard(ctx, args, line, where)
+    elif head in ("clear", "give"):
+        _clear_or_give(ctx, head, args, line, where)
     elif head == "function":
         if len(args) != 1:
             ctx.error(where, f"expected 'function <id>': {line!r}")

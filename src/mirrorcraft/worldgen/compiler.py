@@ -31,6 +31,8 @@ ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 EFFECT_SECONDS = 1_000_000
 """The longest effect duration 1.19 accepts: about eleven and a half days of game time."""
 READY_TAG = "mirrorcraft_ready"
+DEATHS = "mirrorcraft_died"
+"""A deathCount objective: a player who died loses READY_TAG, so a respawn gets the setup again."""
 WORLD_BORDER = 128
 """The embedded worlds are 128 x 128 blocks; the border keeps the real world the same size."""
 
@@ -233,10 +235,18 @@ def _functions(spec: BiomeSpec) -> dict[str, str]:
         f"difficulty {r.difficulty}",
         "worldborder center 0 0",
         f"worldborder set {WORLD_BORDER}",
+        f"scoreboard objectives add {DEATHS} deathCount",
         *_player_lines(spec, "@a"),
     ]
     player = [head, *_player_lines(spec, "@s")]
-    tick = [head, f"execute as @a[tag=!{READY_TAG}] run function {NAMESPACE}:player_setup"]
+    # Death clears effects but not tags: a player who died loses the ready tag, and the setup runs
+    # again once it is alive (@e, unlike @a, never selects a dead player).
+    tick = [
+        head,
+        f"tag @a[scores={{{DEATHS}=1..}}] remove {READY_TAG}",
+        f"scoreboard players reset @a[scores={{{DEATHS}=1..}}] {DEATHS}",
+        f"execute as @e[type=minecraft:player,tag=!{READY_TAG}] run function {NAMESPACE}:player_setup",
+    ]
     return {
         f"{NAMESPACE}:setup": "\n".join(setup) + "\n",
         f"{NAMESPACE}:player_setup": "\n".join(player) + "\n",

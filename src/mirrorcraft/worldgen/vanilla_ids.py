@@ -138,5 +138,10 @@ FUNCTION_COMMANDS = frozenset(
         "function",
         "setworldspawn",
         "spawnpoint",
+        "scoreboard",
+        "clear",
+        "give",
     }
 )
+# Scoreboard criteria a generated function may create objectives with.
+SCOREBOARD_CRITERIA = frozenset({"dummy", "deathCount"})

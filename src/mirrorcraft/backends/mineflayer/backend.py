@@ -23,6 +23,7 @@ from mirrorcraft.backends.mineflayer.minecraft import SUPPORTED_VERSIONS
 from mirrorcraft.backends.mineflayer.preflight import check_files, check_player, check_server
 from mirrorcraft.backends.mineflayer.saves import load_manifest
 from mirrorcraft.backends.mineflayer.server import DEFAULT_COMMAND, ServerProcess, ServerSettings
+from mirrorcraft.backends.rulesets import resolve_rules
 from mirrorcraft.body.config import BodyConfig, default_body_config
 from mirrorcraft.evaluator.tasks import Task
 from mirrorcraft.faults import InfrastructureFault
@@ -65,7 +66,13 @@ def start_episode(
     vanilla: RuleSet,
     seed: int,
     config: BodyConfig | None = None,
+    active: RuleSet | None = None,
 ) -> MineflayerEpisode:
+    """A running episode of ``task`` on a fresh copy of the save for ``world`` and ``rules``.
+
+    ``active`` is the episode's rule set (default: resolved from ``rules``); the bridge takes
+    its harvest tags, as the server takes them from the suite's datapack.
+    """
     manifest = load_manifest(options.saves)
     entry = manifest.entry(world, rules)
     config = config or default_body_config()
@@ -95,7 +102,9 @@ def start_episode(
         bridge = BridgeClient(options.bridge_dir, node=options.node)
         cleanups.append(bridge.close)
         bridge.call("hello", {"protocol": 1})
-        bridge.call("configure", bridge_config(config, vanilla))
+        if active is None:
+            active = resolve_rules(rules)
+        bridge.call("configure", bridge_config(config, vanilla, active=active))
         info = bridge.call(
             "connect",
             {"host": "127.0.0.1", "port": server.port, "username": options.player},

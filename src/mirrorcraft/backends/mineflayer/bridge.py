@@ -91,6 +91,8 @@ class BridgeClient:
         self.orphans: list[dict[str, Any]] = []
         """Responses that matched no waiting call (id null: the bridge rejected a line)."""
         self.lost: str | None = None
+        self.died: str | None = None
+        """Why the player died, once the bridge reported it (an outcome, not a fault)."""
         self._ready = threading.Event()
         self.info: dict[str, Any] = {}
         try:
@@ -155,6 +157,8 @@ class BridgeClient:
             self._ready.set()
         elif msg["event"] == "disconnected":
             self.lost = f"the bot lost the server: {data.get('reason')}"
+        elif msg["event"] == "death":
+            self.died = str(data.get("reason") or "the player died")
 
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None

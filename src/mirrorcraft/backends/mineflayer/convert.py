@@ -13,6 +13,7 @@ from mirrorcraft.body.config import BodyConfig
 from mirrorcraft.body.observation import Budget, Nearby, Observation, ProgressView
 from mirrorcraft.body.results import REASONS, ActionResult
 from mirrorcraft.body.wear import durability_entry, durability_order
+from mirrorcraft.datapack.server_form import MARKERS
 from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.rules.ruleset import RuleSet
 from mirrorcraft.worldgen.compiler import WORLD_BORDER
@@ -38,13 +39,43 @@ def _expand(rules: RuleSet, ref: str) -> list[str]:
     return [ref]
 
 
+HARVEST_TAGS = (
+    "mineable/pickaxe",
+    "mineable/axe",
+    "mineable/shovel",
+    "mineable/hoe",
+    "needs_stone_tool",
+    "needs_iron_tool",
+    "needs_diamond_tool",
+)
+"""The block tags that decide which tool harvests a block and how fast it digs."""
+
+
+def harvest_config(active: RuleSet) -> dict[str, Any]:
+    """What decides harvesting in ``active`` (the episode's rules): its harvest tags, the blocks
+    that need a tool at all, and the tools' kinds, tiers and speeds (game facts)."""
+    return {
+        "requires_tool": sorted(b for b, info in active.game.blocks.items() if info.requires_tool),
+        "tags": {tag: sorted(active.block_tags.get(tag, frozenset())) for tag in HARVEST_TAGS},
+        "tools": {
+            name: {"kind": t.kind, "tier_level": t.tier_level, "speed": t.speed}
+            for name, t in sorted(active.game.tools.items())
+        },
+    }
+
+
 def bridge_config(
-    config: BodyConfig, vanilla: RuleSet, limits: Mapping[str, int] | None = None
+    config: BodyConfig,
+    vanilla: RuleSet,
+    limits: Mapping[str, float] | None = None,
+    *,
+    active: RuleSet | None = None,
 ) -> dict[str, Any]:
     """The ``configure`` request: everything the bridge enforces comes from the same files as the embedded body.
 
-    Names are expanded with vanilla tags (block and item tags are not changed by the
-    rule suites); fuel burn times are game facts (``data/game``), not datapack rules.
+    Names are expanded with vanilla tags (the body's generic names); fuel burn times are
+    game facts (``data/game``), not datapack rules. Harvesting and dig times follow the
+    episode's ``active`` rules (default: ``vanilla``), whose block tags a suite may edit.
     """
     skills = {
         name: {
@@ -94,6 +125,8 @@ def bridge_config(
         "fuel_ticks": {k: v for k, v in fuel_ticks.items() if v > 0},
         "fuel_order": fuel_order,
         "tools": sorted(vanilla.game.tools),
+        "harvest": harvest_config(active or vanilla),
+        "markers": list(MARKERS),
         "limits": dict(limits or {}),
     }
 

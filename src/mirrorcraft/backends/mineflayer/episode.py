@@ -24,7 +24,7 @@ from mirrorcraft.body.actions import Action, ActionError, parse_action, skill_sp
 from mirrorcraft.body.body import action_signature
 from mirrorcraft.body.config import BodyConfig, default_body_config
 from mirrorcraft.body.observation import Budget, Observation, ProgressView
-from mirrorcraft.body.results import INVALID_ARGS, ActionResult
+from mirrorcraft.body.results import DIED, INVALID_ARGS, ActionResult
 from mirrorcraft.evaluator.encounters import Encounter
 from mirrorcraft.evaluator.milestones import TaskProgress, tracked_advancements
 from mirrorcraft.evaluator.tasks import Task
@@ -217,7 +217,8 @@ class MineflayerEpisode:
         obs = self.observe()
         score = self.evaluator.score()
         new = tuple(a for a in sorted(self.evaluator.milestones.completed) if a not in before_done)
-        terminated = self.evaluator.success() or not obs.alive
+        # A death is an outcome (termination "death"), never an infrastructure fault.
+        terminated = self.evaluator.success() or not obs.alive or result.reason == DIED
         truncated = not terminated and self.used >= self.task.budget
         self.done = terminated or truncated
         return StepOutcome(obs, result, score - before_score, terminated, truncated, score, new)

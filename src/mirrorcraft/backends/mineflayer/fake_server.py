@@ -4,9 +4,12 @@ Run in a server folder as ``python -m mirrorcraft.backends.mineflayer.fake_serve
 It reads server.properties and eula.txt like the real server, prints the same log
 lines the orchestration waits for, creates a world folder on first start, and
 answers the RCON commands MirrorCraft uses (datapack list, advancement revoke/grant,
-execute if entity ... advancements, recipe take, function, save-all, stop) the way
-1.19 words them. It loads recipes from the enabled datapacks with vanilla's rule
-that a cooking recipe whose result is not an item id fails to load. It speaks no
+execute if entity ... advancements, recipe take, function, locate biome, save-all, stop)
+the way 1.19 words them. It loads recipes from the enabled datapacks with vanilla's rule
+that a cooking recipe whose result is not an item id fails to load, and world presets:
+``level-type`` resolves when a loaded pack has that ``worldgen/world_preset`` (else the
+server logs 1.19's fallback warning and "generates" a normal world), and ``locate biome``
+finds the preset's fixed overworld biome at spawn. It speaks no
 game protocol: bots cannot join it. Faults can be injected through environment
 variables (``FAKE_MC_*``, see ``_Settings``). A test double, not a server.
 """
@@ -40,6 +43,10 @@ class _Settings:
         )
         self.die_after = int(env.get("FAKE_MC_DIE_AFTER", "0") or 0)
         self.never_ready = env.get("FAKE_MC_NEVER_READY") == "1"
+        self.ignore_presets = env.get("FAKE_MC_IGNORE_PRESETS") == "1"
+        """Act as if no pack's world preset had loaded (the level-type falls back)."""
+        self.biome_far = int(env.get("FAKE_MC_BIOME_FAR", "0") or 0)
+        """Report the preset's biome this many blocks from spawn (0: at spawn)."""
 
 
 def _vanilla_sets() -> tuple[set[str], set[str]]:
@@ -71,6 +78,10 @@ class FakeServer:
         self.advancements -= {f"minecraft:{a}" for a in settings.missing_advancements}
         self.functions: dict[str, int] = {}
         self.packs: list[str] = []
+        self.presets: dict[str, str | None] = {}
+        """world preset id -> the overworld's fixed biome (None when not a fixed source)."""
+        self.biomes: set[str] = set()
+        self.overworld_biome: str | None = None
 
     @staticmethod
     def _jar_version(jar: Path) -> str:
@@ -105,8 +116,30 @@ class FakeServer:
             self.packs.append(f"file/{path.name}")
             for name, data in _pack_files(path).items():
                 self._load_file(name, data)
+        self._resolve_preset()
+
+    def _resolve_preset(self) -> None:
+        level_type = self.props.get("level-type", "default")
+        if level_type in self.presets and not self.settings.ignore_presets:
+            self.overworld_biome = self.presets[level_type]
+            return
+        print(
+            f"[Server thread/WARN]: Failed to parse level-type {level_type}, defaulting to minecraft:normal",
+            flush=True,
+        )
 
     def _load_file(self, name: str, data: bytes) -> None:
+        w = re.match(r"data/([^/]+)/worldgen/(world_preset|biome)/(.+)\.json$", name)
+        if w:
+            ns, kind, path = w.groups()
+            if kind == "biome":
+                self.biomes.add(f"{ns}:{path}")
+                return
+            doc = json.loads(data)
+            source = doc["dimensions"]["minecraft:overworld"]["generator"].get("biome_source", {})
+            fixed = source.get("biome") if source.get("type") == "minecraft:fixed" else None
+            self.presets[f"{ns}:{path}"] = fixed
+            return
         m = re.match(r"data/([^/]+)/(recipes|functions)/(.+)\.(json|mcfunction)$", name)
         if not m:
             return
@@ -158,6 +191,8 @@ class FakeServer:
             if loc not in self.functions:
                 return f"Unknown function {loc}"
             return f"Executed {self.functions[loc]} commands from function '{loc}'"
+        if words[:2] == ["locate", "biome"] and len(words) == 3:
+            return self._locate(words[2])
         if command == "save-all flush":
             self._save()
             return "Saving the game (this may take a moment!)Saved the game"
@@ -165,6 +200,14 @@ class FakeServer:
             threading.Timer(0.05, lambda: os._exit(0)).start()
             return "Stopping the server"
         return f"Unknown or incomplete command, see below for error{command}<--[HERE]"
+
+    def _locate(self, biome: str) -> str:
+        if biome not in self.biomes and not biome.startswith("minecraft:"):
+            return f'There is no biome with type "{biome}"'
+        if biome != self.overworld_biome:
+            return f'Could not find a biome of type "{biome}" within reasonable distance'
+        far = self.settings.biome_far
+        return f"The nearest {biome} is at [{far}, 64, 0] ({far} blocks away)"
 
     def _advancement(self, action: str, player: str, adv: str) -> str:
         adv = adv if ":" in adv else f"minecraft:{adv}"

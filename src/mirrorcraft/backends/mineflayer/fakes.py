@@ -60,6 +60,15 @@ class FakeBridge:
         self.closed = False
         self.configured: dict[str, Any] | None = None
         self.broken_after: int | None = None
+        self.dead: str | None = None
+        """Set by ``die``: every later act answers ``died`` and observations say not alive."""
+        self.die_at_act: int | None = None
+        """The player dies during this act call (1-based), as a /kill mid-call would."""
+        self.acts_seen = 0
+
+    def die(self, why: str = "the player died") -> None:
+        """The player dies (as the bridge reports a death event)."""
+        self.dead = why
 
     def call(
         self, method: str, params: Mapping[str, Any] | None = None, timeout_s: float = 60.0
@@ -85,6 +94,14 @@ class FakeBridge:
             }
         if method == "observe":
             return self.observation()
+        if method == "act":
+            self.acts_seen += 1
+            if self.acts_seen == self.die_at_act:
+                self.die()
+        if method == "act" and self.dead is not None:
+            return result(
+                params["skill"], params.get("args", {}), False, "died", f"{self.dead}; over"
+            )
         if method == "act":
             handler = self.acts.get(params["skill"])
             if handler is None:
@@ -112,9 +129,9 @@ class FakeBridge:
             "equipped": {"hand": None, "head": None, "chest": None, "legs": None, "feet": None},
             "position": list(self.position),
             "dimension": "overworld",
-            "health": 20,
+            "health": 0 if self.dead else 20,
             "food": 20,
-            "alive": True,
+            "alive": self.dead is None,
             "experience_level": self.level,
             "blocks": list(self.blocks),
             "drops": [],

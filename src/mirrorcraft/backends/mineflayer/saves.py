@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from collections.abc import Callable, Sequence
 from importlib import resources
@@ -27,11 +28,15 @@ from mirrorcraft.backends.mineflayer.minecraft import (
     read_jar_version,
     write_properties,
 )
-from mirrorcraft.backends.mineflayer.server import ServerSettings, run_once
+from mirrorcraft.backends.mineflayer.server import ServerProcess, ServerSettings
+from mirrorcraft.datapack.compiler import EXTENSION_NOTE
+from mirrorcraft.datapack.server_form import NOTE as SERVER_FORM_NOTE
+from mirrorcraft.datapack.server_form import ServerFormError, server_form
 from mirrorcraft.datapack.suites import compiled, find_suite, load_manifest_file
 from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.world.registry import biome_spec, world_table
 from mirrorcraft.worldgen import compile_biome_pack, deterministic_zip, validate_zip
+from mirrorcraft.worldgen.compiler import WORLD_BORDER
 from mirrorcraft.worldgen.validate import ValidationReport
 
 MANIFEST = "saves.json"
@@ -151,6 +156,24 @@ def suite_zip(name: str) -> tuple[str, bytes, tuple[str, ...]]:
     )
 
 
+def server_suite_zip(name: str) -> tuple[str, bytes, tuple[str, ...]]:
+    """``suite_zip`` in the form a stock 1.19 server loads (``datapack.server_form``)."""
+    import io
+    import zipfile
+
+    sid, data, notes = suite_zip(name)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        files = {n: zf.read(n) for n in zf.namelist() if not n.endswith("/")}
+    try:
+        form = server_form(files)
+    except ServerFormError as exc:
+        raise PrepareError(f"suite {sid}: {exc}") from None
+    if not form.changed:
+        return sid, data, notes
+    kept = tuple(n for n in notes if n != EXTENSION_NOTE)
+    return sid, deterministic_zip(form.files), (*kept, SERVER_FORM_NOTE)
+
+
 def _check(report: ValidationReport, what: str) -> list[str]:
     if not report.ok:
         raise PrepareError(f"the {what} datapack fails validation:\n{report.render()}")
@@ -166,6 +189,60 @@ def _write_eula(folder: Path, accept: bool) -> None:
     (folder / "eula.txt").write_text(
         f"# Accepted by the user through mirrorcraft server prepare --accept-eula ({EULA_URL})\neula=true\n"
     )
+
+
+PRESET_FALLBACK_RE = re.compile(r"Failed to parse level-type (\S+), defaulting to (\S+)")
+"""What 1.19 logs when ``level-type`` names no world preset it loaded (it then makes a normal world)."""
+LOCATED_RE = re.compile(
+    r"The nearest (\S+) is at \[(-?\d+), (?:~|-?\d+), (-?\d+)\] \((\d+) blocks away\)"
+)
+"""1.19's answer to ``locate biome`` when the biome was found."""
+NEAR_SPAWN = WORLD_BORDER // 2
+"""The biome must be found this close to spawn: inside the world border around 0,0."""
+
+
+def check_preset(world: str, preset: str, log_lines: Sequence[str]) -> None:
+    """The server loaded the world preset named in ``level-type`` (no fallback in its log)."""
+    for line in log_lines:
+        m = PRESET_FALLBACK_RE.search(line)
+        if m:
+            raise PrepareError(
+                f"{world}: the server did not load the world preset {preset} and generated a "
+                f"{m.group(2)} world instead (log: {line.strip()[:200]})"
+            )
+
+
+def check_biome(world: str, biome_id: str, located: str) -> None:
+    """``locate biome`` (run from spawn, as RCON commands are) found the biome near spawn."""
+    m = LOCATED_RE.search(located)
+    if m is None or m.group(1) != biome_id:
+        raise PrepareError(
+            f"{world}: the generated world has no {biome_id} near spawn "
+            f"(locate biome answered: {located.strip()[:200] or '(nothing)'})"
+        )
+    if int(m.group(4)) > NEAR_SPAWN:
+        raise PrepareError(
+            f"{world}: the nearest {biome_id} is {m.group(4)} blocks from spawn "
+            f"(more than {NEAR_SPAWN}); the world is not the intended one"
+        )
+
+
+def generate_world(
+    folder: Path, settings: ServerSettings, world: str, preset: str, biome: str
+) -> dict[str, str]:
+    """Run the server once in ``folder`` to generate the world and check that it is the intended
+    one (the preset resolved, the biome at spawn; either failing is a PrepareError), then run
+    the setup and save. Returns command -> output."""
+    biome_id = f"{preset.split(':', 1)[0]}:{biome}"
+    with ServerProcess(folder, settings) as server:
+        server.wait_ready()
+        check_preset(world, preset, list(server.log))
+        outputs = {"datapack list enabled": server.command("datapack list enabled")}
+        outputs["locate"] = server.command(f"locate biome {biome_id}")
+        check_biome(world, biome_id, outputs["locate"])
+        for command in ("function mirrorcraft:setup", "save-all flush"):
+            outputs[command] = server.command(command)
+        return outputs
 
 
 def prepare_saves(
@@ -190,7 +267,7 @@ def prepare_saves(
     out.mkdir(parents=True, exist_ok=True)
     tasks_zip = tasks_pack_zip()
     tasks_warnings = _check(validate_zip(tasks_zip), "tasks") if tasks_zip is not None else []
-    suite_packs = [suite_zip(s) for s in suites]
+    suite_packs = [server_suite_zip(s) for s in suites]
     suite_warnings: dict[str, list[str]] = {}
     for sid, data, notes in suite_packs:
         suite_warnings[sid] = [f"suite {sid}: {n}" for n in notes] + _check(
@@ -220,11 +297,7 @@ def prepare_saves(
             log(
                 f"{world}: generating the world with {version.id} (seed {entry.seed}, preset {pack.preset_id})"
             )
-            outputs = run_once(
-                folder,
-                settings,
-                ["datapack list enabled", "function mirrorcraft:setup", "save-all flush"],
-            )
+            outputs = generate_world(folder, settings, world, pack.preset_id, entry.biome)
             enabled = parse_datapack_list(outputs["datapack list enabled"])
             for p in packs:
                 if f"file/{p.file}" not in enabled:

@@ -14,7 +14,6 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -207,10 +206,3 @@ class ServerProcess:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-
-def run_once(folder: Path, settings: ServerSettings, commands: Sequence[str]) -> dict[str, str]:
-    """Start the server in ``folder``, run commands through RCON, stop it; command -> output."""
-    with ServerProcess(folder, settings) as server:
-        server.wait_ready()
-        return {c: server.command(c) for c in commands}
