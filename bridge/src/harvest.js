@@ -10,7 +10,7 @@ const NEEDS = [['needs_diamond_tool', 3], ['needs_iron_tool', 2], ['needs_stone_
 
 class Harvest {
   // spec: {requires_tool: [block], tags: {"mineable/pickaxe": [block], "needs_iron_tool": [...]},
-  //        tools: {item: {kind, tier_level, speed}}}
+  //        tools: {item: {kind, tier_level, speed, correct_for: [block]}}}
   constructor (spec) {
     const s = spec || {}
     this.requiresTool = new Set(s.requires_tool || [])
@@ -26,10 +26,18 @@ class Harvest {
 
   isTool (item) { return Boolean(item && this.tools[item]) }
 
-  // The tool speeds up digging this block (the tool's mineable tag holds it).
+  // The game hard-codes a few blocks a tool is always right for (a sword or shears on cobweb).
+  correctFor (block, tool) {
+    const info = tool ? this.tools[tool] : null
+    return Boolean(info && info.correct_for && info.correct_for.includes(block))
+  }
+
+  // The tool speeds up digging this block (the tool's mineable tag holds it, or the game says so).
   speedsUp (block, tool) {
     const info = tool ? this.tools[tool] : null
-    return Boolean(info && TOOL_KINDS.includes(info.kind) && this.inTag(`mineable/${info.kind}`, block))
+    if (!info) return false
+    if (this.correctFor(block, tool)) return true
+    return TOOL_KINDS.includes(info.kind) && this.inTag(`mineable/${info.kind}`, block)
   }
 
   // Breaking the block with this tool (null: bare hand) drops its loot.
@@ -37,6 +45,7 @@ class Harvest {
     if (!this.requiresTool.has(block)) return true
     const info = tool ? this.tools[tool] : null
     if (!info) return false
+    if (this.correctFor(block, tool)) return true
     for (const [tag, level] of NEEDS) {
       if (info.tier_level < level && this.inTag(tag, block)) return false
     }

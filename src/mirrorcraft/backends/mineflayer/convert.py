@@ -58,7 +58,12 @@ def harvest_config(active: RuleSet) -> dict[str, Any]:
         "requires_tool": sorted(b for b, info in active.game.blocks.items() if info.requires_tool),
         "tags": {tag: sorted(active.block_tags.get(tag, frozenset())) for tag in HARVEST_TAGS},
         "tools": {
-            name: {"kind": t.kind, "tier_level": t.tier_level, "speed": t.speed}
+            name: {
+                "kind": t.kind,
+                "tier_level": t.tier_level,
+                "speed": t.speed,
+                "correct_for": sorted(t.correct_for),
+            }
             for name, t in sorted(active.game.tools.items())
         },
     }
