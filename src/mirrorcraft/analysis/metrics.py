@@ -35,9 +35,18 @@ PAPER_AGENTS = (
     "adaptive-planner",
     "random",
 )
+CONTROL_AGENTS = ("oracle",)
+"""Agents that are controls, not benchmark conditions: the oracle is given the active rules
+(it shows that every task is reachable under every rule set). They are left out of every
+benchmark table and test and shown only in the controls table."""
 PAPER_TASKS = ("iron_armor", "diamond", "enchantment")
 PAPER_BIOMES = ("plains", "taiga", "snowy_plains", "jungle", "savanna")
 _SUITE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def is_control(record: EpisodeRecord) -> bool:
+    """Whether the episode belongs to a control agent (see ``CONTROL_AGENTS``)."""
+    return record.agent in CONTROL_AGENTS
 
 
 def is_success(record: EpisodeRecord) -> bool:

@@ -91,7 +91,19 @@ def _index_html(
         f"({'results database' if loaded.kind == 'sqlite' else 'JSONL records'}); "
         f"mirrorcraft {__version__}."
     )
-    notes = [f"{n} episode(s) left out with status {s}" for s, n in counts["excluded"].items()]
+    notes = [
+        f"{n} infrastructure record(s) ({s}) left out, never scored"
+        for s, n in counts["excluded"].items()
+    ]
+    if counts["invalid"]:
+        notes.append(
+            f"{len(counts['invalid'])} inconsistent record(s) left out (--skip-invalid; "
+            "listed in summary.json)"
+        )
+    if counts["controls"]:
+        notes.append(
+            f"{counts['controls']} episode(s) of control agents appear only in the controls table"
+        )
     notes += skipped(summary)
     links = [(f.ident, f.title) for f in figures]
     links += [(t.key, t.title) for t in tables]

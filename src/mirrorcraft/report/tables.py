@@ -10,11 +10,22 @@ from collections.abc import Callable
 from typing import Any
 
 from mirrorcraft.report.accumulation_tables import accumulation_tables
-from mirrorcraft.report.render import Cell, Table, count, num, pm, signed
+from mirrorcraft.report.render import (
+    DEGENERATE_NOTE,
+    Cell,
+    Table,
+    any_degenerate,
+    count,
+    interval,
+    num,
+    signed,
+)
 from mirrorcraft.report.stat_tables import (
     cochran,
+    controls,
     disclosure_tests,
     horizon,
+    horizon_short,
     irr,
     rl,
     skipped,
@@ -29,8 +40,27 @@ __all__ = ["build_tables", "skipped"]
 
 
 def _ci(row: Row, key: str) -> Cell:
-    ci = row.get(f"{key}_ci")
-    return None if ci is None else pm(ci["half_width"])
+    return interval(row.get(f"{key}_ci"))
+
+
+def _unpaired_note(rows: list[Row], label: Callable[[Row], str]) -> list[str]:
+    """One note naming the episodes each row left out as unpaired, and why."""
+    parts = []
+    for r in rows:
+        left = r.get("unpaired") or {}
+        why = []
+        if left.get("vanilla"):
+            why.append(f"{left['vanilla']} Vanilla without a Mirror twin")
+        if left.get("mirror"):
+            why.append(f"{left['mirror']} Mirror without a Vanilla twin")
+        if why:
+            parts.append(f"{label(r)}: {', '.join(why)}")
+    if not parts:
+        return []
+    return [
+        "Vanilla and Mirror columns and RIE use the same paired episodes; left out as "
+        "unpaired (no twin in the other condition) — " + "; ".join(parts) + "."
+    ]
 
 
 def _cost(row: Row) -> Cell:
@@ -58,16 +88,18 @@ def configurations(s: Summary) -> Table | None:
     if not rows:
         return None
     cols = ["Configuration", "Model", "Vanilla Score", "Vanilla SR", "Mirror Score", "Mirror SR"]
+    notes = [
+        "SR in percent, RIE_SR in percentage points; Actions and Cost are means over all "
+        "Mirror episodes. Configurations told the rules have no Vanilla runs of their own.",
+    ]
+    notes += _unpaired_note(s["configurations"], lambda r: f"{r['configuration']} ({r['model']})")
     return Table(
         "configurations",
         "Results by configuration and model (Mirror pools all suites)",
         [*cols, "RIE_SC", "RIE_SR", "Actions", "Cost ($)"],
         rows,
         left=2,
-        notes=[
-            "SR in percent, RIE_SR in percentage points; Actions and Cost are means over Mirror "
-            "episodes. Configurations told the rules have no Vanilla runs of their own.",
-        ],
+        notes=notes,
     )
 
 
@@ -92,7 +124,12 @@ def suites(s: Summary) -> Table | None:
         ["Suite", "Rule change", "Episodes", "Score", "SR", "RIE_SC", "RIE_SR"],
         rows,
         left=2,
+        notes=_unpaired_note([r for r in s["suites"] if r["suite"] != "pooled"], _suite_label),
     )
+
+
+def _suite_label(r: Row) -> str:
+    return str(r["suite"])
 
 
 def _vanilla_sr(rows: list[Row]) -> float | None:
@@ -191,7 +228,8 @@ def _breakdown(s: Summary, by: str, title: str) -> Table | None:
     if not rows:
         return None
     cols = [by.capitalize(), "Vanilla Score", "Vanilla SR", "Mirror Score", "Mirror SR"]
-    return Table(f"by_{by}", title, [*cols, "RIE_SC", "RIE_SR"], rows)
+    notes = _unpaired_note(s["breakdowns"][by], lambda r: str(r["group"]))
+    return Table(f"by_{by}", title, [*cols, "RIE_SC", "RIE_SR"], rows, notes=notes)
 
 
 def by_biome(s: Summary) -> Table | None:
@@ -228,12 +266,17 @@ def intervals(s: Summary) -> Table | None:
         cols += [
             f"{agent} {k}" if i == 0 else "95%" for k in ("RIE_SR", "Gap", "ΔSR") for i in (0, 1)
         ]
+    notes = ["Intervals treat episodes within a world as independent."]
+    cis = [r.get("rie_sr_ci") for r in s["suites"]]
+    cis += [d.get(f"{k}_ci") for d in split.values() for k in ("rie_sr", "gap_sr", "delta_sr")]
+    if any_degenerate(cis):
+        notes.append(DEGENERATE_NOTE)
     return Table(
         "intervals",
         "Estimates with 95% intervals (binomial, stratified by model, task and configuration)",
         cols,
         rows,
-        notes=["Intervals treat episodes within a world as independent."],
+        notes=notes,
     )
 
 
@@ -253,12 +296,14 @@ def configuration_intervals(s: Summary) -> Table | None:
     ]
     if not rows:
         return None
+    cis = [r.get(k) for r in s["configurations"] for k in ("rie_sc_ci", "rie_sr_ci")]
     return Table(
         "configuration_intervals",
         "RIE of each configuration pooled over models and suites, with 95% intervals",
         ["Configuration", "Model", "RIE_SC", "95%", "RIE_SR", "95%", "Pairs"],
         rows,
         left=2,
+        notes=[DEGENERATE_NOTE] if any_degenerate(cis) else [],
     )
 
 
@@ -273,11 +318,13 @@ _BUILDERS: list[Callable[[Summary], Table | list[Table] | None]] = [
     intervals,
     configuration_intervals,
     horizon,
+    horizon_short,
     irr,
     rl,
     within_suite,
     cochran,
     disclosure_tests,
+    controls,
     accumulation_tables,
 ]
 
