@@ -107,7 +107,7 @@ _STR_FIELDS = (
 )  # fmt: skip
 _INT_FIELDS = (
     "budget", "repetition", "seed", "score", "actions_used", "model_calls", "prompt_tokens",
-    "completion_tokens", "schema_version",
+    "completion_tokens", "cached_calls", "estimated_calls", "schema_version",
 )  # fmt: skip
 _EPISODE_CHECKS: dict[str, tuple[Check, str]] = {
     **{name: (_is_str, "a string") for name in _STR_FIELDS},

@@ -89,6 +89,33 @@ def mean_cost(records: Sequence[EpisodeRecord]) -> CostSummary:
     return CostSummary(mean, len(records), unknown)
 
 
+@dataclass(frozen=True)
+class CallSummary:
+    """Model calls per episode, split into paid and cached, and how many episodes' token
+    counts (hence cost) are partly estimated."""
+
+    paid_calls: float | None
+    cached_calls: float | None
+    prompt_tokens: float | None
+    completion_tokens: float | None
+    estimated_episodes: int
+
+
+def call_summary(records: Sequence[EpisodeRecord]) -> CallSummary:
+    n = len(records)
+
+    def mean(values: Iterable[int]) -> float | None:
+        return math.fsum(values) / n if n else None
+
+    return CallSummary(
+        mean(r.model_calls - r.cached_calls for r in records),
+        mean(r.cached_calls for r in records),
+        mean(r.prompt_tokens for r in records),
+        mean(r.completion_tokens for r in records),
+        sum(1 for r in records if r.estimated_calls),
+    )
+
+
 def configuration_label(agent: str, disclosure: str) -> str:
     """Display name of a configuration: the agent, marked when it was told the rules."""
     return agent if disclosure == HIDDEN else f"{agent} w/rules"

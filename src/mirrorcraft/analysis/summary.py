@@ -24,6 +24,7 @@ from mirrorcraft.analysis.metrics import (
     VANILLA,
     agent_order,
     biome_order,
+    call_summary,
     configuration_label,
     configuration_order,
     distinct,
@@ -169,9 +170,21 @@ def _configurations(records: Sequence[EpisodeRecord], index: PairIndex) -> list[
                     "actions": mean_actions(mirror),
                     "cost_usd": cost.mean,
                     "cost_unknown": cost.unknown,
+                    **_calls(mirror),
                 }
             )
     return rows
+
+
+def _calls(mirror: Sequence[EpisodeRecord]) -> Row:
+    calls = call_summary(mirror)
+    return {
+        "paid_calls": calls.paid_calls,
+        "cached_calls": calls.cached_calls,
+        "prompt_tokens": calls.prompt_tokens,
+        "completion_tokens": calls.completion_tokens,
+        "cost_estimated": calls.estimated_episodes,
+    }
 
 
 def _suites(hidden: Sequence[EpisodeRecord], index: PairIndex) -> list[Row]:

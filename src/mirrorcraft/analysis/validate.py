@@ -114,11 +114,20 @@ def rule_set_problem(rules: str, record: EpisodeRecord, declared: Declared) -> s
 
 
 def agent_problem(agent: str, declared: Declared) -> str | None:
+    """Why ``agent`` is not a configuration this analysis may use (None when it is).
+
+    Known: a reference agent, an LLM configuration, a named variant
+    (``mineevolve[no_curator]``), a configuration with a run label after a colon
+    (the accumulation runner's ``mineevolve:full@3``), or a declared name.
+    """
     names, variants = _agent_names()
     if agent in names or agent in declared.agents:
         return None
     base, _, rest = agent.partition("[")
     if rest.endswith("]") and rest[:-1] in variants.get(base, ()):
+        return None
+    head, colon, label = agent.partition(":")
+    if colon and label and head in names:
         return None
     hint = _hint(agent, (*names, *declared.agents))
     return f"agent {agent!r} is not a known configuration{hint or '; declare one with --agent'}"
@@ -167,6 +176,13 @@ def _outcome_problems(r: EpisodeRecord) -> list[str]:
         )
     if (r.termination == "success") != r.success:
         out.append(f"termination {r.termination!r} but success is {str(r.success).lower()}")
+    counters = ("model_calls", "prompt_tokens", "completion_tokens", "cached_calls")
+    negative = [name for name in (*counters, "estimated_calls") if getattr(r, name) < 0]
+    if negative:
+        out.append(f"{negative[0]} is negative")
+    for name in ("cached_calls", "estimated_calls"):
+        if getattr(r, name) > r.model_calls:
+            out.append(f"{name} {getattr(r, name)} exceeds model_calls {r.model_calls}")
     if r.budget < 1:
         out.append(f"budget {r.budget} is not a positive number of actions")
     if not 0 <= r.actions_used <= max(r.budget, 0):

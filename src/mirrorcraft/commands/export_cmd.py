@@ -26,7 +26,7 @@ def _rows(results: str) -> list[dict[str, Any]]:
     from mirrorcraft.analysis import RecordsError, load_results
 
     try:
-        return [r.to_json() for r in load_results(results).records]
+        return [r.to_json() for r in load_results(results, allow_empty=True).records]
     except RecordsError as exc:
         raise UserError(str(exc)) from None
 

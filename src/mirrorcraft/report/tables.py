@@ -66,7 +66,57 @@ def _unpaired_note(rows: list[Row], label: Callable[[Row], str]) -> list[str]:
 def _cost(row: Row) -> Cell:
     if row["cost_unknown"]:
         return "unknown"
-    return num(row["cost_usd"], 3)
+    text = num(row["cost_usd"], 3)
+    return f"{text} est." if text is not None and row.get("cost_estimated") else text
+
+
+_ESTIMATED_NOTE = (
+    "est.: some episodes' token counts were estimated from text length (the endpoint "
+    "reported no usage), so their cost is an estimate."
+)
+
+
+def calls(s: Summary) -> Table | None:
+    rows_in = [r for r in s["configurations"] if r["mirror"]["episodes"] and r.get("paid_calls")
+               is not None and (r["paid_calls"] or r["cached_calls"])]  # fmt: skip
+    if not rows_in:
+        return None
+    rows = [
+        [
+            r["configuration"],
+            r["model"],
+            count(r["mirror"]["episodes"]),
+            num(r["paid_calls"]),
+            num(r["cached_calls"]),
+            num(r["prompt_tokens"], 0),
+            num(r["completion_tokens"], 0),
+            _cost(r),
+            count(r["cost_estimated"]),
+        ]
+        for r in rows_in
+    ]
+    return Table(
+        "calls",
+        "Model calls, tokens and cost per Mirror episode",
+        [
+            "Configuration",
+            "Model",
+            "Episodes",
+            "Paid calls",
+            "Cached calls",
+            "Prompt tokens",
+            "Completion tokens",
+            "Cost ($)",
+            "Estimated",
+        ],
+        rows,
+        left=2,
+        notes=[
+            "Cached calls were answered from the response cache (not paid again in this run; "
+            "their recorded cost is what they cost when first made). Estimated: episodes whose "
+            "token counts were partly estimated. " + _ESTIMATED_NOTE
+        ],
+    )
 
 
 def configurations(s: Summary) -> Table | None:
@@ -93,6 +143,8 @@ def configurations(s: Summary) -> Table | None:
         "Mirror episodes. Configurations told the rules have no Vanilla runs of their own.",
     ]
     notes += _unpaired_note(s["configurations"], lambda r: f"{r['configuration']} ({r['model']})")
+    if any(r.get("cost_estimated") for r in s["configurations"]):
+        notes.append(_ESTIMATED_NOTE)
     return Table(
         "configurations",
         "Results by configuration and model (Mirror pools all suites)",
@@ -317,6 +369,7 @@ _BUILDERS: list[Callable[[Summary], Table | list[Table] | None]] = [
     by_model,
     intervals,
     configuration_intervals,
+    calls,
     horizon,
     horizon_short,
     irr,
