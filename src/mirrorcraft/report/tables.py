@@ -44,10 +44,14 @@ def _ci(row: Row, key: str) -> Cell:
 
 
 def _unpaired_note(rows: list[Row], label: Callable[[Row], str]) -> list[str]:
-    """One note naming the episodes each row left out as unpaired, and why."""
-    parts = []
+    """Notes naming the episodes each row left out as unpaired, and why."""
+    parts, apart = [], []
     for r in rows:
         left = r.get("unpaired") or {}
+        if not r.get("paired", True):
+            if r["vanilla"]["episodes"] and r["mirror"]["episodes"]:
+                apart.append(label(r))
+            continue
         why = []
         if left.get("vanilla"):
             why.append(f"{left['vanilla']} Vanilla without a Mirror twin")
@@ -55,12 +59,17 @@ def _unpaired_note(rows: list[Row], label: Callable[[Row], str]) -> list[str]:
             why.append(f"{left['mirror']} Mirror without a Vanilla twin")
         if why:
             parts.append(f"{label(r)}: {', '.join(why)}")
-    if not parts:
-        return []
-    return [
-        "Vanilla and Mirror columns and RIE use the same paired episodes; left out as "
-        "unpaired (no twin in the other condition) — " + "; ".join(parts) + "."
-    ]
+    notes = []
+    if parts:
+        notes.append(
+            "Vanilla and Mirror columns and RIE use the same paired episodes; left out as "
+            "unpaired (no twin in the other condition) — " + "; ".join(parts) + "."
+        )
+    if apart:
+        notes.append(
+            "No Vanilla–Mirror pair (columns over all episodes, no RIE): " + ", ".join(apart) + "."
+        )
+    return notes
 
 
 def _cost(row: Row) -> Cell:
