@@ -184,10 +184,6 @@ def parse_episode(doc: Any) -> EpisodeRecord:
         raise ValueError(f"score must be between 0 and 100, got {doc['score']}")
     if not doc["rules"]:
         raise ValueError("rules must not be empty")
-    if "is_mirror" in doc and doc["is_mirror"] != (doc["rules"] != "vanilla"):
-        raise ValueError(
-            f"is_mirror is {json.dumps(doc['is_mirror'])} but rules is {doc['rules']!r}"
-        )
     version = doc.get("schema_version", SCHEMA_VERSION)
     if version > SCHEMA_VERSION:
         raise ValueError(f"schema_version {version} is newer than this MirrorCraft reads")
@@ -203,7 +199,18 @@ def parse_step(doc: Any) -> StepRecord:
 # --- sources --------------------------------------------------------------------------------
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, EpisodeRecord]]:
+def mirror_flag_problem(doc: Any) -> list[str]:
+    """The redundant ``is_mirror`` field, when present, must agree with ``rules``."""
+    if (
+        isinstance(doc, dict)
+        and "is_mirror" in doc
+        and doc["is_mirror"] != (doc["rules"] != "vanilla")
+    ):
+        return [f"is_mirror is {json.dumps(doc['is_mirror'])} but rules is {doc['rules']!r}"]
+    return []
+
+
+def _iter_jsonl(path: Path) -> Iterator[tuple[int, EpisodeRecord, list[str]]]:
     try:
         handle = path.open(encoding="utf-8")
     except OSError as exc:
@@ -220,7 +227,7 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, EpisodeRecord]]:
                 except json.JSONDecodeError as exc:
                     raise RecordsError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
                 try:
-                    yield n, parse_episode(doc)
+                    yield n, parse_episode(doc), mirror_flag_problem(doc)
                 except (ValueError, TypeError) as exc:
                     raise RecordsError(f"{path}:{n}: bad episode record: {exc}") from None
         except UnicodeDecodeError:
@@ -229,14 +236,14 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, EpisodeRecord]]:
 
 def _load_jsonl(path: Path, checker: _Checker) -> LoadedResults:
     seen: dict[str, int] = {}
-    for line, record in _iter_jsonl(path):
+    for line, record, extra in _iter_jsonl(path):
         if record.episode_id in seen:
             raise RecordsError(
                 f"{path}:{line}: episode_id {record.episode_id!r} already used on line "
                 f"{seen[record.episode_id]}"
             )
         seen[record.episode_id] = line
-        checker.add(record, f"{path}:{line}")
+        checker.add(record, f"{path}:{line}", extra)
     return checker.result(path, "jsonl")
 
 
@@ -276,7 +283,8 @@ def _load_sqlite(path: Path, checker: _Checker) -> LoadedResults:
             checker.excluded[str(status)] += 1
             continue
         try:
-            record = parse_episode(json.loads(text))
+            doc = json.loads(text)
+            record = parse_episode(doc)
         except json.JSONDecodeError as exc:
             raise RecordsError(
                 f"{path}: episode {episode_id!r}: not valid JSON ({exc.msg})"
@@ -289,11 +297,11 @@ def _load_sqlite(path: Path, checker: _Checker) -> LoadedResults:
             raise RecordsError(
                 f"{path}: episode {episode_id!r}: record says episode_id {record.episode_id!r}"
             )
-        extra: list[str] = []
+        extra = mirror_flag_problem(doc)
         if steps is not None:
             count, first, last = steps.get(episode_id, (0, None, None))
             problem = steps_problem(record, count, first, last)
-            extra = [problem] if problem else []
+            extra += [problem] if problem else []
         checker.add(record, f"{path}: episode {episode_id!r}", extra)
     return checker.result(path, "sqlite")
 
