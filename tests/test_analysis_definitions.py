@@ -373,3 +373,22 @@ def test_the_oracle_is_only_in_the_controls_table(
     before, _, after = out.partition("Controls (not benchmark results)")
     assert "oracle" not in before.split("\n", 1)[1] and after.count("oracle") >= 2
     assert "+ 16 control episode(s)" in out
+
+
+def test_disclosure_split_counts_what_it_leaves_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = _split_records()
+    # a world run hidden only (no disclosed twin) and one Vanilla world without Mirror runs
+    records += [make_record(world="taiga-1", rules="M01", score=25, repetition=i) for i in range(3)]
+    records += [make_record(world="taiga-1", score=100), make_record(world="taiga-2", score=100)]
+    doc = summarize(records)
+    row = next(r for r in doc["disclosure"] if r["suite"] == "M01" and r["model"] == "all")
+    assert row["unpaired"] == {"vanilla": 2, "hidden": 3, "disclosed": 0}
+    assert row["hidden_sr"] == pytest.approx(10.0)  # only the complete pairs: 1/10
+    path = write_jsonl(tmp_path / "d.jsonl", records)
+    code, out, _ = run_cli(["analyze", str(path)], capsys)
+    assert code == 0
+    assert (
+        "Left out (their pair was not run in all three conditions): M01: 2 vanilla, 3 hidden" in out
+    )

@@ -109,6 +109,28 @@ def _q_fields(estimates: Sequence[Estimate], sides: tuple[str, ...] | None = Non
     }
 
 
+def _split_unpaired(
+    index: PairIndex, suites: list[str] | None, agent: str, model: str
+) -> dict[str, int]:
+    """Episodes of each condition left out of the split: their pair lacks another condition."""
+    found = index.comparisons(
+        VANILLA, HIDDEN, suites=suites, agent=agent, model=model, require=(DISCLOSED,)
+    )
+    used = {
+        VANILLA: {(c.pair, None) for c in found},
+        HIDDEN: {(c.pair, c.suite) for c in found},
+        DISCLOSED: {(c.pair, c.suite) for c in found},
+    }
+    return {
+        condition: sum(
+            cell.n
+            for key, cell in index.cells(condition, suites=suites, agent=agent, model=model).items()
+            if key not in used[condition]
+        )
+        for condition in (VANILLA, HIDDEN, DISCLOSED)
+    }
+
+
 def disclosure_section(
     records: Sequence[EpisodeRecord], index: PairIndex
 ) -> tuple[list[Row], list[Row]]:
@@ -142,6 +164,7 @@ def disclosure_section(
                         "model": model,
                         "suite": suite,
                         "comparisons": 0 if sr is None else sr.rie.comparisons,
+                        "unpaired": _split_unpaired(index, chosen, agent, model),
                         **_split_fields(sr, "sr", "sr"),
                         **_split_fields(sc, "score", "sc"),
                     }

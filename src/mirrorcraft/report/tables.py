@@ -212,6 +212,18 @@ _SPLIT_COLUMNS = [
 ]
 
 
+def _split_left_out(rows: list[Row]) -> list[str]:
+    parts = []
+    for r in rows:
+        left = r.get("unpaired") or {}
+        counts = [f"{n} {c}" for c, n in left.items() if n]
+        if counts and r["suite"] != "pooled":
+            parts.append(f"{r['suite']}: {', '.join(counts)}")
+    if not parts:
+        return []
+    return ["Left out (their pair was not run in all three conditions): " + "; ".join(parts) + "."]
+
+
 def disclosure(s: Summary) -> list[Table]:
     tables: list[Table] = []
     for agent in dict.fromkeys(r["agent"] for r in s["disclosure"]):
@@ -242,6 +254,7 @@ def disclosure(s: Summary) -> list[Table]:
                 notes=[
                     "RIE = Gap + Δ; Gap = Vanilla - disclosed, Δ = disclosed - hidden, "
                     "over pairs run in all three conditions.",
+                    *_split_left_out(rows),
                 ],
             )
         )
