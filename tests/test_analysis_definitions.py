@@ -392,3 +392,22 @@ def test_disclosure_split_counts_what_it_leaves_out(
     assert (
         "Left out (their pair was not run in all three conditions): M01: 2 vanilla, 3 hidden" in out
     )
+
+
+def test_rows_without_any_pair_say_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    records = [
+        make_record(world="plains-1", task="iron_armor", score=100),
+        make_record(world="plains-2", task="iron_armor", rules="M04", score=35),
+    ]
+    doc = summarize(records)
+    (row,) = doc["configurations"]
+    assert row["paired"] is False and row["rie_sr"] is None
+    assert row["vanilla"]["sr"] == 100.0 and row["mirror"]["sr"] == 0.0
+    assert doc["suites"][0]["paired"] is False
+    path = write_jsonl(tmp_path / "n.jsonl", records)
+    code, out, _ = run_cli(["analyze", str(path)], capsys)
+    assert code == 0
+    assert "No Vanilla–Mirror pair (columns over all episodes, no RIE): react (m1)." in out
+    assert "No Vanilla–Mirror pair (columns over all episodes, no RIE): M04." in out
+    code, _, _ = run_cli(["report", str(path), "--out", str(tmp_path / "rep")], capsys)
+    assert code == 0

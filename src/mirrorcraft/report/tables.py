@@ -49,7 +49,7 @@ def _unpaired_note(rows: list[Row], label: Callable[[Row], str]) -> list[str]:
     for r in rows:
         left = r.get("unpaired") or {}
         if not r.get("paired", True):
-            if r["vanilla"]["episodes"] and r["mirror"]["episodes"]:
+            if left.get("vanilla") and left.get("mirror"):
                 apart.append(label(r))
             continue
         why = []
