@@ -26,6 +26,7 @@ from mirrorcraft.analysis.paired import (
     SR,
     Estimate,
     PairIndex,
+    PairKey,
     Split,
     ci,
     compared_set,
@@ -116,7 +117,7 @@ def _split_unpaired(
     found = index.comparisons(
         VANILLA, HIDDEN, suites=suites, agent=agent, model=model, require=(DISCLOSED,)
     )
-    used = {
+    used: dict[str, set[tuple[PairKey, str | None]]] = {
         VANILLA: {(c.pair, None) for c in found},
         HIDDEN: {(c.pair, c.suite) for c in found},
         DISCLOSED: {(c.pair, c.suite) for c in found},

@@ -139,7 +139,8 @@ def task_problem(task: str) -> str | None:
     if task in task_table():
         return None
     hint = _hint(task, task_table())
-    return f"task {task!r} is not a known task{hint or ' (' + ', '.join(progression_tasks()) + ', or a tech-tree task)'}"
+    known = f" ({', '.join(progression_tasks())}, or a tech-tree task)"
+    return f"task {task!r} is not a known task{hint or known}"
 
 
 def is_infrastructure(record: EpisodeRecord) -> bool:
