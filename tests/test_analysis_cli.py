@@ -69,15 +69,18 @@ def test_json_output_keys_are_stable(study_db: Path, capsys: pytest.CaptureFixtu
         "within_suite",
         "horizon",
         "diagnostics",
+        "controls",
         "accumulation",
     ]
-    assert doc["schema"] == "mirrorcraft.analysis/1"
+    assert doc["schema"] == "mirrorcraft.analysis/2"
     row = doc["configurations"][0]
     assert set(row) == {
-        "configuration", "agent", "disclosure", "model", "vanilla", "mirror", "rie_sc",
-        "rie_sc_ci", "rie_sr", "rie_sr_ci", "comparisons", "actions", "cost_usd", "cost_unknown",
+        "configuration", "agent", "disclosure", "model", "paired", "vanilla", "mirror",
+        "unpaired", "rie_sc", "rie_sc_ci", "rie_sr", "rie_sr_ci", "comparisons", "actions",
+        "cost_usd", "cost_unknown", "paid_calls", "cached_calls", "prompt_tokens",
+        "completion_tokens", "cost_estimated",
     }  # fmt: skip
-    assert set(row["rie_sr_ci"]) == {"half_width", "low", "high", "half_width_ac"}
+    assert set(row["rie_sr_ci"]) == {"half_width", "low", "high", "half_width_ac", "degenerate"}
     assert set(doc["within_suite"]) == {
         "threshold", "tasks", "compared", "rie", "tests", "family_size",
     }  # fmt: skip
@@ -100,17 +103,37 @@ def test_horizon_table_when_budgets_allow(
     assert "Vanilla @10" in out and "@100" not in out
 
 
-def test_empty_and_vanilla_only_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("command", ["analyze", "report"])
+def test_empty_input_is_an_error_unless_allowed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
     empty = tmp_path / "empty.jsonl"
-    empty.write_text("", encoding="utf-8")
-    code, out, err = run_cli(["analyze", str(empty)], capsys)
+    empty.write_text("\n", encoding="utf-8")
+    out_dir = ["--out", str(tmp_path / "out")] if command == "report" else []
+    code, out, err = run_cli([command, str(empty), *out_dir], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "empty.jsonl: nothing to analyse: it holds no episode records" in err
+    assert "--allow-empty" in err
+    code, out, err = run_cli([command, str(empty), "--allow-empty", *out_dir], capsys)
     assert code == 0 and err == ""
-    assert "0 episodes" in out and "no evaluation episodes" in out
-    code, out, _ = run_cli(["analyze", str(empty), "--json"], capsys)
-    assert json.loads(out)["configurations"] == []
+    if command == "analyze":
+        assert "0 episodes" in out and "no evaluation episodes" in out
+        code, out, _ = run_cli(["analyze", str(empty), "--json", "--allow-empty"], capsys)
+        assert json.loads(out)["configurations"] == []
+    # a database whose only rows are infrastructure faults is empty too, and says so
+    record = make_record()
+    db = write_db(tmp_path / "faults.db", [record], status={record.episode_id: "infra_fault"})
+    code, _, err = run_cli(["analyze", str(db)], capsys)
+    assert code == 2 and "all 1 record(s) were left out" in err
 
+
+def test_vanilla_only_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     vanilla = write_jsonl(
-        tmp_path / "v.jsonl", [make_record(score=100), make_record(score=35, repetition=1)]
+        tmp_path / "v.jsonl",
+        [
+            make_record(task="iron_armor", score=100),
+            make_record(task="iron_armor", score=35, repetition=1),
+        ],
     )
     code, out, err = run_cli(["analyze", str(vanilla)], capsys)
     assert code == 0 and err == ""

@@ -108,37 +108,77 @@ def write_db(
     return path
 
 
+# Successes per (model, task) cell of 30 episodes (10 worlds x 3 repetitions) for ReAct, as
+# (iron_armor, diamond, enchantment). The per-model totals are those of the paper's Table 10
+# (their sums give Table 4); the split over tasks is one that the paper leaves open and that
+# meets its text (Vanilla Iron Armor 90.0% pooled and 93.3% with DeepSeek; under M04 with
+# DeepSeek on Iron Armor 13.3% hidden and 43.3% disclosed; under M05 Iron Armor 91.7% and
+# Diamond 75.0% hidden; ReAct keeps 52%/23% (hidden) and 63%/42% (disclosed) of its Vanilla
+# SR on Iron Armor and Diamond under M04 with Gemini/DeepSeek; Gemini's hidden Enchantment SR
+# pooled over suites is 15.6%; DeepSeek's disclosed M02 Enchantment SR is 3.3%) and the
+# Table 11 intervals (see docs/analysis.md, "Reproducing Table 11").
+TABLE4_VANILLA = {"gemini": (26, 28, 6), "deepseek": (28, 25, 2)}
+TABLE4_CELLS: dict[str, dict[str, dict[str, tuple[int, int, int]]]] = {
+    "M01": {
+        "hidden": {"gemini": (14, 11, 5), "deepseek": (26, 9, 2)},
+        "disclosed": {"gemini": (20, 16, 5), "deepseek": (26, 9, 1)},
+    },
+    "M02": {
+        "hidden": {"gemini": (30, 30, 8), "deepseek": (28, 23, 2)},
+        "disclosed": {"gemini": (29, 28, 9), "deepseek": (30, 29, 1)},
+    },
+    "M03": {
+        "hidden": {"gemini": (29, 28, 5), "deepseek": (30, 28, 1)},
+        "disclosed": {"gemini": (29, 25, 12), "deepseek": (30, 30, 6)},
+    },
+    "M04": {
+        "hidden": {"gemini": (14, 14, 0), "deepseek": (4, 8, 0)},
+        "disclosed": {"gemini": (17, 17, 1), "deepseek": (13, 9, 0)},
+    },
+    "M05": {
+        "hidden": {"gemini": (25, 22, 4), "deepseek": (30, 23, 2)},
+        "disclosed": {"gemini": (30, 23, 6), "deepseek": (30, 25, 2)},
+    },
+    "M06": {
+        "hidden": {"gemini": (26, 25, 6), "deepseek": (28, 28, 4)},
+        "disclosed": {"gemini": (29, 27, 10), "deepseek": (30, 26, 2)},
+    },
+}
+TABLE4_TASKS = ("iron_armor", "diamond", "enchantment")
+_BELOW_100 = {"iron_armor": 35, "diamond": 25, "enchantment": 45}
+TABLE4_WORLDS = tuple(
+    f"{('plains', 'taiga', 'jungle', 'savanna', 'snowy_plains')[w % 5]}-{w}" for w in range(10)
+)
+
+
 def table4_records() -> list[EpisodeRecord]:
-    """ReAct episodes whose per-suite SRs are those of the paper's Table 4 (180 per cell)."""
-    vanilla = 115
-    hidden = {"M01": 67, "M02": 121, "M03": 121, "M04": 40, "M05": 106, "M06": 117}
-    disclosed = {"M01": 77, "M02": 126, "M03": 132, "M04": 57, "M05": 116, "M06": 124}
-    cells: list[tuple[str, str, int]] = [("vanilla", "hidden", vanilla)]
-    cells += [(s, "hidden", n) for s, n in hidden.items()]
-    cells += [(s, "disclosed", n) for s, n in disclosed.items()]
+    """ReAct episodes whose cells give the paper's Tables 4 and 10 (30 per model and task)."""
+    cells: list[tuple[str, str, dict[str, tuple[int, int, int]]]] = [
+        ("vanilla", "hidden", TABLE4_VANILLA)
+    ]
+    for suite, by_disclosure in TABLE4_CELLS.items():
+        for disclosure, counts in by_disclosure.items():
+            cells.append((suite, disclosure, counts))
     out: list[EpisodeRecord] = []
-    for rules, disclosure, successes in cells:
-        i = 0
-        for model in ("gemini", "deepseek"):
-            for task in ("iron_armor", "diamond", "enchantment"):
+    for rules, disclosure, counts in cells:
+        for model, per_task in counts.items():
+            for task, successes in zip(TABLE4_TASKS, per_task, strict=True):
                 budget = 75 if task == "enchantment" else 50
-                for w in range(10):
-                    for rep in range(3):
-                        score = 100 if i < successes else 35
-                        i += 1
-                        out.append(
-                            make_record(
-                                world=f"{('plains', 'taiga', 'jungle', 'savanna', 'snowy_plains')[w % 5]}-{w}",
-                                rules=rules,
-                                task=task,
-                                model=model,
-                                disclosure=disclosure,
-                                budget=budget,
-                                repetition=rep,
-                                score=score,
-                                milestones={},
-                            )
+                for slot in range(30):
+                    world, rep = TABLE4_WORLDS[slot // 3], slot % 3
+                    score = 100 if slot < successes else _BELOW_100[task]
+                    out.append(
+                        make_record(
+                            world=world,
+                            rules=rules,
+                            task=task,
+                            model=model,
+                            disclosure=disclosure,
+                            budget=budget,
+                            repetition=rep,
+                            score=score,
                         )
+                    )
     return out
 
 

@@ -121,10 +121,12 @@ def test_duplicate_episode_id_in_jsonl(tmp_path: Path) -> None:
         load_records(path)
 
 
-def test_empty_jsonl_is_no_records(tmp_path: Path) -> None:
+def test_empty_jsonl_is_refused_unless_allowed(tmp_path: Path) -> None:
     path = tmp_path / "empty.jsonl"
     path.write_text("\n\n", encoding="utf-8")
-    assert load_records(path) == []
+    with pytest.raises(RecordsError, match="nothing to analyse: it holds no episode records"):
+        load_records(path)
+    assert load_records(path, allow_empty=True) == []
 
 
 def test_corrupt_unknown_and_missing_files(tmp_path: Path) -> None:

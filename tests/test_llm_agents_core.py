@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,7 @@ from mirrorcraft.agents.llm.templates import TemplateError, load_template
 from mirrorcraft.agents.mock_planner import PlannerPolicy
 from mirrorcraft.backends.rulesets import vanilla_rules
 from mirrorcraft.datapack.suites import compiled, find_suite
-from mirrorcraft.llm.base import CallMeta, Message
+from mirrorcraft.llm.base import CallMeta, Completion, Message
 from tests.llm_fakes import episode
 
 SHEET = compiled(find_suite("M05")).render_sheet()  # type: ignore[arg-type]
@@ -123,3 +124,55 @@ def test_templates_are_strict() -> None:
     with pytest.raises(TemplateError, match="unused"):
         t.render("user", {"OBSERVATION": "x", "EXTRA": "y"})
     assert json.dumps(t.digest)
+
+
+def test_records_count_cached_and_estimated_calls_and_the_cost_table_shows_them(
+    tmp_path: Path,
+) -> None:
+    """Cached calls are counted apart from paid ones; estimated token counts are marked."""
+    import asyncio
+    import dataclasses
+
+    from mirrorcraft.analysis.loading import load_results
+    from mirrorcraft.analysis.summary import summarize
+    from mirrorcraft.backends.rulesets import resolve_rules
+    from mirrorcraft.evaluator.tasks import get_task
+    from mirrorcraft.report.render import render_text
+    from mirrorcraft.report.tables import build_tables
+    from mirrorcraft.runner.episode import EpisodeSpec, run_episode
+    from mirrorcraft.world.registry import load_world
+    from tests.llm_fakes import FakeClient
+    from tests.test_analysis_helpers import write_jsonl
+
+    class Marked(FakeClient):
+        async def complete(self, messages: Sequence[Message], **kw: object) -> Completion:  # type: ignore[override]
+            done = await super().complete(messages, **kw)  # type: ignore[arg-type]
+            n = len(self.calls)
+            return dataclasses.replace(done, cached=n % 2 == 0, estimated=n % 3 == 0)
+
+    vanilla = vanilla_rules()
+    records = []
+    for rules in ("vanilla", "M04"):
+        client = Marked(PlannerPolicy(vanilla))
+        agent = DirectAgent("direct", client, vanilla)
+        spec = EpisodeSpec(
+            f"ep-{rules}", "t", "plains-1", rules, get_task("iron_armor"), "direct", "fake",
+            "hidden", 0, 1,
+        )  # fmt: skip
+        record, _ = asyncio.run(
+            run_episode(spec, agent, load_world("plains-1"), resolve_rules(rules), vanilla)
+        )
+        n = len(client.calls)
+        assert record.model_calls == n
+        assert record.cached_calls == n // 2 and record.estimated_calls == n // 3
+        records.append(record)
+    loaded = load_results(write_jsonl(tmp_path / "r.jsonl", records))  # passes every check
+    summary = summarize(loaded.records)
+    (row,) = summary["configurations"]
+    mirror = records[1]
+    assert row["cached_calls"] == mirror.cached_calls
+    assert row["paid_calls"] == mirror.model_calls - mirror.cached_calls
+    assert row["cost_estimated"] == 1
+    text = "\n".join(render_text(t) for t in build_tables(summary))
+    assert "Model calls, tokens and cost per Mirror episode" in text
+    assert "0.000 est." in text

@@ -207,3 +207,36 @@ def test_several_processes_share_one_file(tmp_path: Path) -> None:
         assert len(cache) == 4 * 60 + 60
         entry = cache.get("c-59")
         assert entry is not None and entry.text == "text c 59" and entry.prompt_tokens == 59
+
+
+def test_estimated_usage_survives_a_replay_and_old_caches_gain_the_column(tmp_path: Path) -> None:
+    class Guessing:
+        model = "guess"
+
+        async def complete(
+            self, messages: object, *, sampling: Sampling = DEFAULT, meta: object = None
+        ) -> Completion:
+            return Completion("x", "guess", 5, 1, cost_usd=0.001, estimated=True)
+
+    path = tmp_path / "c.sqlite"
+    # a cache written before the "estimated" column existed
+    con = sqlite3.connect(path)
+    con.executescript(
+        "CREATE TABLE cache_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO cache_meta VALUES ('schema_version', '1');"
+        "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, text TEXT NOT NULL,"
+        " prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, cost_usd REAL,"
+        " latency_s REAL NOT NULL, created_at TEXT NOT NULL);"
+    )
+    old_key = cache_key("old", "", ASK, DEFAULT)
+    con.execute(
+        "INSERT INTO responses VALUES (?, 'old', 'o', 1, 1, 0.0, 0.1, '2026-01-01')", (old_key,)
+    )
+    con.commit()
+    con.close()
+    with ResponseCache(path) as cache:
+        assert cache.get(old_key) == CachedEntry("o", "old", 1, 1, 0.0, 0.1, False)
+        first = asyncio.run(CachedClient(Guessing(), cache).complete(ASK))
+        again = asyncio.run(CachedClient(Guessing(), cache).complete(ASK))
+    assert first.estimated and not first.cached
+    assert again.estimated and again.cached

@@ -155,6 +155,7 @@ def test_empty_content_and_missing_usage(server: FakeOpenAIServer) -> None:
     assert empty.text == "" and empty.completion_tokens == 0
     assert no_usage.text == "abcdefgh" and no_usage.completion_tokens == 2
     assert client.usage_estimated == 1
+    assert no_usage.estimated and not empty.estimated  # the server reported usage for the first
 
 
 def test_unauthorised_is_a_config_error_without_retry_or_key(server: FakeOpenAIServer) -> None:

@@ -200,7 +200,7 @@ def test_usage_is_estimated_when_missing_and_cost_follows_prices() -> None:
     )
     result = asyncio.run(client.complete([Message("user", "y" * 80)]))
     assert (result.prompt_tokens, result.completion_tokens) == (20, 10)
-    assert client.usage_estimated == 1
+    assert client.usage_estimated == 1 and result.estimated
     assert result.cost_usd == pytest.approx((20 * 1.0 + 10 * 2.0) / 1e6)
     unknown = OpenAIClient(settings(model="who-knows"), transport=no_usage, prices=table)
     assert asyncio.run(unknown.complete(HELLO)).cost_usd is None

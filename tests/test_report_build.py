@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import csv
 import io
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -178,3 +179,76 @@ def test_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     blocker.write_text("x", encoding="utf-8")
     code, _, err = run_cli(["report", str(db), "--out", str(blocker)], capsys)
     assert code == 2 and "not a directory" in err
+
+
+def test_controls_table_in_text_json_and_html(tmp_path: Path) -> None:
+    records, steps = small_study(6)
+    oracle = [
+        make_record(
+            agent="oracle",
+            model="none",
+            task="iron_armor",
+            score=100,
+            rules=rules,
+            signatures=[["mine", "iron_ore"]],
+        )
+        for rules in ("vanilla", "M01")
+    ]
+    from tests.test_analysis_helpers import _steps
+
+    steps = {**steps, **{r.episode_id: _steps(r) for r in oracle}}
+    db = write_db(tmp_path / "r.db", [*records, *oracle], steps)
+    loaded = load_results(db)
+    summary = summarize(loaded.records)
+    write_report(loaded, summary, tmp_path / "out")
+    html = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    head, _, controls = html.partition('<section id="controls">')
+    assert "Controls (not benchmark results)" in controls and "oracle" in controls
+    assert "oracle" not in head.split("<h2>Contents</h2>", 1)[1].split("</ul>", 1)[1]
+    assert "2 episode(s) of control agents appear only in the controls table" in html
+    doc = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert [(r["agent"], r["rules"]) for r in doc["controls"]] == [
+        ("oracle", "vanilla"),
+        ("oracle", "M01"),
+    ]
+    assert "oracle" in (tmp_path / "out" / "tables" / "controls.md").read_text(encoding="utf-8")
+
+
+def test_viewer_score_trace_has_labelled_axes(db_report: Path) -> None:
+    loaded = load_results(db_report.parent / "results.db")
+    mirror = next(r for r in loaded.records if r.rules == "M01" and len(r.score_trace) > 10)
+    html = (db_report / "episodes" / page_name(mirror.episode_id)).read_text(encoding="utf-8")
+    svg = html[html.index('<svg class="trace"') : html.index("</svg>")]
+    labels = re.findall(r'<text class="axis-label"[^>]*>([^<]+)</text>', svg)
+    assert labels == ["action", "Score"]
+    ticks = re.findall(r"<text [^>]*>(\d+)</text>", svg)
+    assert {"0", "50", "100"} <= set(ticks)  # Score ticks
+    assert "1" in ticks and str(len(mirror.score_trace)) in ticks  # first and last action
+
+
+def test_figures_carry_95_percent_intervals() -> None:
+    from mirrorcraft.report import plots
+
+    records, _ = synthetic_study(
+        seed=2,
+        models=("m",),
+        agents=("react",),
+        suites=("M01", "M04"),
+        budget_override=200,
+        disclosed_agent=None,
+    )
+    summary = summarize(records, checkpoints=(100, 200))
+    series = plots.diagnostics_series(summary, "irr")
+    (row,) = summary["diagnostics"]["rows"]
+    for suite, (value_, half) in series["react"].items():
+        cell = row["suites"][suite]
+        ci = cell["irr_ci"]
+        assert value_ == cell["irr"]
+        assert half == (ci["half_width_ac"] if ci["degenerate"] else ci["half_width"])
+        assert half > 0
+    assert plots.horizon_png(summary)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plots.diagnostics_png(summary)[:8] == b"\x89PNG\r\n\x1a\n"
+    curve = summary["horizon"]["rows"][0]["vanilla"]
+    assert all(curve["ci"][str(c)]["half_width"] >= 0 for c in (100, 200))
+    for ci in curve["ci"].values():
+        assert plots._half(ci) > 0  # a degenerate point shows its Agresti–Coull bar

@@ -34,11 +34,17 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = 0.0
+    cached_calls: int = 0
+    """Calls answered from the response cache (not paid for in this run)."""
+    estimated_calls: int = 0
+    """Calls whose token counts were estimated (the endpoint reported none)."""
 
     def add(self, other: Usage) -> None:
         self.calls += other.calls
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
+        self.cached_calls += other.cached_calls
+        self.estimated_calls += other.estimated_calls
         if self.cost_usd is None or other.cost_usd is None:
             self.cost_usd = None
         else:

@@ -43,6 +43,7 @@ from mirrorcraft.analysis.paired import (
     contrast,
     disclosure_split,
     pair_key,
+    paired_means,
     rie,
 )
 from mirrorcraft.analysis.stats import (
@@ -58,6 +59,7 @@ from mirrorcraft.analysis.stats import (
     stratified_difference_variance,
 )
 from mirrorcraft.analysis.summary import SUMMARY_SCHEMA, summarize
+from mirrorcraft.analysis.validate import Declared, InvalidRecord, record_problems
 
 __all__ = [
     "SCORE",
@@ -67,9 +69,11 @@ __all__ = [
     "CochranQ",
     "Comparison",
     "CostSummary",
+    "Declared",
     "Diagnostics",
     "EncounterOutcome",
     "Estimate",
+    "InvalidRecord",
     "LoadedResults",
     "PairIndex",
     "PairKey",
@@ -100,6 +104,8 @@ __all__ = [
     "mean_cost",
     "mean_score",
     "pair_key",
+    "paired_means",
+    "record_problems",
     "rie",
     "rule_encounters",
     "stratified_difference_variance",

@@ -10,6 +10,11 @@ outcome differed from vanilla in an episode.
   whose Score exceeds the Score just before the encounter (0 when the
   encounter action itself raised it); encounters after which the Score never
   rises above that value are left out.
+
+Intervals (not in the paper, which gives none for IRR and RL): IRR is a
+proportion over encounters, with the binomial variance p(1-p)/n; RL a mean of
+latencies, with the sample variance over n. Like the paper's other intervals
+they treat the units (here encounters) as independent.
 """
 
 from __future__ import annotations
@@ -20,6 +25,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from mirrorcraft.analysis.estimates import (
+    BOUNDARY,
+    ONE_EPISODE,
+    SCORE,
+    SR,
+    CellStats,
+    Estimate,
+)
 from mirrorcraft.analysis.metrics import is_success
 from mirrorcraft.runner.records import EncounterRecord, EpisodeRecord
 
@@ -72,18 +85,38 @@ class Diagnostics:
     rl: float | None
     """Mean actions; None when no encounter was followed by a Score increase."""
     rl_n: int
+    irr_estimate: Estimate | None = None
+    """IRR with its binomial variance (None without an encounter that had a next action)."""
+    rl_estimate: Estimate | None = None
+    """RL with the variance of a sample mean (None without a recovery)."""
+
+
+def _proportion(hits: int, n: int) -> Estimate:
+    cell = CellStats(n=n, successes=hits)
+    why = ONE_EPISODE if n < 2 else BOUNDARY if hits in (0, n) else None
+    return Estimate(cell.mean(SR), cell.mean_variance(SR), cell.mean_variance(SR, True), n, {}, why)
+
+
+def _mean(values: Sequence[int]) -> Estimate:
+    cell = CellStats(n=len(values), score_sum=sum(values), score_squares=sum(v * v for v in values))
+    why = cell.degenerate(SCORE)  # one encounter, or every latency the same
+    return Estimate(cell.mean(SCORE), cell.mean_variance(SCORE), None, len(values), {}, why)
 
 
 def diagnose(records: Iterable[EpisodeRecord]) -> Diagnostics:
     outcomes = [o for r in records for o in encounter_outcomes(r)]
     repeats = [o.repeated for o in outcomes if o.repeated is not None]
     latencies = [o.latency for o in outcomes if o.latency is not None]
+    irr = _proportion(sum(repeats), len(repeats)) if repeats else None
+    rl = _mean(latencies) if latencies else None
     return Diagnostics(
         encounters=len(outcomes),
-        irr=100.0 * sum(repeats) / len(repeats) if repeats else None,
+        irr=None if irr is None else irr.value,
         irr_n=len(repeats),
-        rl=math.fsum(latencies) / len(latencies) if latencies else None,
+        rl=None if rl is None else rl.value,
         rl_n=len(latencies),
+        irr_estimate=irr,
+        rl_estimate=rl,
     )
 
 
@@ -100,6 +133,23 @@ def equal_suite_mean(values: Iterable[float | None]) -> float | None:
     """Mean across suites with equal weight per suite, skipping suites without a value."""
     present = [v for v in values if v is not None]
     return math.fsum(present) / len(present) if present else None
+
+
+def equal_suite_estimate(estimates: Iterable[Estimate | None]) -> Estimate | None:
+    """The equal-weight mean of per-suite estimates, its variance sum(var) / k**2."""
+    present = [e for e in estimates if e is not None]
+    if not present:
+        return None
+    k = len(present)
+    ac = [e.variance_ac for e in present]
+    return Estimate(
+        math.fsum(e.value for e in present) / k,
+        math.fsum(e.variance for e in present) / (k * k),
+        None if any(v is None for v in ac) else math.fsum(v or 0.0 for v in ac) / (k * k),
+        sum(e.comparisons for e in present),
+        {},
+        next((e.degenerate for e in present if e.degenerate), None),
+    )
 
 
 # --- horizon checkpoints --------------------------------------------------------------------

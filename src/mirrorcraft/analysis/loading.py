@@ -3,6 +3,9 @@
 Both sources are validated before anything is aggregated: a record with a
 missing, unknown or mistyped field is refused with the line number (JSONL) or
 the episode id (database) named, so a bad file never produces silent numbers.
+A well-formed record that contradicts itself (``analysis.validate``) is refused
+the same way, or left out and listed with ``skip_invalid``; a record whose
+termination names an infrastructure fault is left out and counted.
 """
 
 from __future__ import annotations
@@ -17,6 +20,15 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from mirrorcraft.analysis.validate import (
+    CrossCheck,
+    Declared,
+    InvalidRecord,
+    is_infrastructure,
+    record_problems,
+    refusal,
+    steps_problem,
+)
 from mirrorcraft.runner.records import SCHEMA_VERSION, EpisodeRecord, StepRecord
 from mirrorcraft.runner.store import integrity_problem
 from mirrorcraft.safeload import DataError, decode_text, parse_json
@@ -40,7 +52,10 @@ class LoadedResults:
     """"jsonl" or "sqlite"."""
     records: list[EpisodeRecord]
     excluded: dict[str, int] = field(default_factory=dict)
-    """Database rows not counted, by status (e.g. ``infra_fault``)."""
+    """Records not counted because they stand for infrastructure faults: database rows by
+    status (e.g. ``infra_fault``), JSONL records by their fault ``termination``."""
+    invalid: list[InvalidRecord] = field(default_factory=list)
+    """Inconsistent records left out (only with ``skip_invalid``; otherwise they are refused)."""
 
     @property
     def has_steps(self) -> bool:
@@ -96,7 +111,7 @@ _STR_FIELDS = (
 )  # fmt: skip
 _INT_FIELDS = (
     "budget", "repetition", "seed", "score", "actions_used", "model_calls", "prompt_tokens",
-    "completion_tokens", "schema_version",
+    "completion_tokens", "cached_calls", "estimated_calls", "schema_version",
 )  # fmt: skip
 _EPISODE_CHECKS: dict[str, tuple[Check, str]] = {
     **{name: (_is_str, "a string") for name in _STR_FIELDS},
@@ -189,7 +204,18 @@ def parse_step(doc: Any) -> StepRecord:
 # --- sources --------------------------------------------------------------------------------
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, EpisodeRecord]]:
+def mirror_flag_problem(doc: Any) -> list[str]:
+    """The redundant ``is_mirror`` field, when present, must agree with ``rules``."""
+    if (
+        isinstance(doc, dict)
+        and "is_mirror" in doc
+        and doc["is_mirror"] != (doc["rules"] != "vanilla")
+    ):
+        return [f"is_mirror is {json.dumps(doc['is_mirror'])} but rules is {doc['rules']!r}"]
+    return []
+
+
+def _iter_jsonl(path: Path) -> Iterator[tuple[int, EpisodeRecord, list[str]]]:
     try:
         handle = path.open("rb")
     except OSError as exc:
@@ -204,23 +230,22 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, EpisodeRecord]]:
             except DataError as exc:
                 raise RecordsError(str(exc)) from None
             try:
-                yield n, parse_episode(doc)
+                yield n, parse_episode(doc), mirror_flag_problem(doc)
             except (ValueError, TypeError) as exc:
                 raise RecordsError(f"{path}:{n}: bad episode record: {exc}") from None
 
 
-def _load_jsonl(path: Path) -> LoadedResults:
-    records: list[EpisodeRecord] = []
+def _load_jsonl(path: Path, checker: _Checker) -> LoadedResults:
     seen: dict[str, int] = {}
-    for line, record in _iter_jsonl(path):
+    for line, record, extra in _iter_jsonl(path):
         if record.episode_id in seen:
             raise RecordsError(
                 f"{path}:{line}: episode_id {record.episode_id!r} already used on line "
                 f"{seen[record.episode_id]}"
             )
         seen[record.episode_id] = line
-        records.append(record)
-    return LoadedResults(path, "jsonl", records)
+        checker.add(record, f"{path}:{line}", extra)
+    return checker.result(path, "jsonl")
 
 
 def connect_readonly(path: Path) -> sqlite3.Connection:
@@ -274,23 +299,30 @@ def _query(con: sqlite3.Connection, path: Path, sql: str, args: tuple[Any, ...] 
         raise RecordsError(f"{path}: not a readable MirrorCraft results database ({exc})") from None
 
 
-def _load_sqlite(path: Path) -> LoadedResults:
+def _step_counts(con: sqlite3.Connection, path: Path) -> dict[str, tuple[int, int, int]] | None:
+    """Episode id -> (step rows, first step, last step); None when the database holds no steps."""
+    rows = _query(
+        con,
+        path,
+        "SELECT episode_id, COUNT(*), MIN(step), MAX(step) FROM steps GROUP BY episode_id",
+    )
+    return {str(e): (int(n), int(a), int(b)) for e, n, a, b in rows} if rows else None
+
+
+def _load_sqlite(path: Path, checker: _Checker) -> LoadedResults:
     with closing(connect_readonly(path)) as con:
         _check_database(con, path)
         rows = _query(
             con, path, "SELECT episode_id, status, record FROM episodes ORDER BY episode_id"
         )
-        steps = dict(
-            _query(con, path, "SELECT episode_id, COUNT(*) FROM steps GROUP BY episode_id")
-        )
-    records: list[EpisodeRecord] = []
-    excluded: Counter[str] = Counter()
+        steps = _step_counts(con, path)
     for episode_id, status, text in rows:
         if status != "ok":
-            excluded[str(status)] += 1
+            checker.excluded[str(status)] += 1
             continue
         try:
-            record = parse_episode(parse_json(text, str(path)))
+            doc = parse_json(text, str(path))
+            record = parse_episode(doc)
         except DataError as exc:
             raise RecordsError(f"{path}: episode {episode_id!r}: {exc.problem}") from None
         except (ValueError, TypeError) as exc:
@@ -301,11 +333,49 @@ def _load_sqlite(path: Path) -> LoadedResults:
             raise RecordsError(
                 f"{path}: episode {episode_id!r}: record says episode_id {record.episode_id!r}"
             )
-        if steps.get(episode_id, 0) != record.actions_used:
-            excluded[TRACE_MISMATCH] += 1  # step rows deleted or added after the run
+        extra = mirror_flag_problem(doc)
+        count, first, last = (steps or {}).get(episode_id, (0, None, None))
+        if count != record.actions_used:
+            # Step rows deleted or added after the run: the runner reruns such an episode,
+            # so it is left out here (and counted) like an episode still to be run.
+            checker.excluded[TRACE_MISMATCH] += 1
             continue
-        records.append(record)
-    return LoadedResults(path, "sqlite", records, dict(sorted(excluded.items())))
+        problem = steps_problem(record, count, first, last)
+        extra += [problem] if problem else []
+        checker.add(record, f"{path}: episode {episode_id!r}", extra)
+    return checker.result(path, "sqlite")
+
+
+@dataclass
+class _Checker:
+    """Collects the records of one source, leaving out fault records and checking the rest."""
+
+    declared: Declared
+    skip_invalid: bool
+    records: list[EpisodeRecord] = field(default_factory=list)
+    excluded: Counter[str] = field(default_factory=Counter)
+    invalid: list[InvalidRecord] = field(default_factory=list)
+    cross: CrossCheck = field(default_factory=CrossCheck)
+
+    def add(self, record: EpisodeRecord, where: str, extra: list[str] | None = None) -> None:
+        if is_infrastructure(record):
+            self.excluded[record.termination] += 1
+            return
+        problems = record_problems(record, self.declared) + (extra or [])
+        if not problems:
+            cross = self.cross.problem(record)
+            problems = [cross] if cross else []
+        if problems:
+            self.invalid.append(InvalidRecord(where, record.episode_id, "; ".join(problems)))
+            return
+        self.records.append(record)
+
+    def result(self, path: Path, kind: str) -> LoadedResults:
+        if self.invalid and not self.skip_invalid:
+            raise RecordsError(refusal(self.invalid))
+        return LoadedResults(
+            path, kind, self.records, dict(sorted(self.excluded.items())), self.invalid
+        )
 
 
 def _sniff(path: Path) -> str:
@@ -328,15 +398,39 @@ def _sniff(path: Path) -> str:
     )
 
 
-def load_results(path: str | Path) -> LoadedResults:
-    """Load the evaluation episodes of a results database or JSONL file, with provenance."""
+def load_results(
+    path: str | Path,
+    *,
+    skip_invalid: bool = False,
+    allow_empty: bool = False,
+    declared: Declared | None = None,
+) -> LoadedResults:
+    """Load the evaluation episodes of a results database or JSONL file, with provenance.
+
+    Every record is checked (``analysis.validate``): an inconsistent one raises
+    ``RecordsError`` naming it, or with ``skip_invalid`` is left out and listed in
+    ``invalid``. Records of infrastructure faults are left out and counted in
+    ``excluded``. A source without any evaluation episode raises ``RecordsError``
+    unless ``allow_empty``.
+    """
     p = Path(path)
-    return _load_jsonl(p) if _sniff(p) == "jsonl" else _load_sqlite(p)
+    checker = _Checker(declared or Declared(), skip_invalid)
+    loaded = _load_jsonl(p, checker) if _sniff(p) == "jsonl" else _load_sqlite(p, checker)
+    if not loaded.records and not allow_empty:
+        left = sum(loaded.excluded.values()) + len(loaded.invalid)
+        why = f"all {left} record(s) were left out" if left else "it holds no episode records"
+        raise RecordsError(
+            f"{p}: nothing to analyse: {why} (--allow-empty accepts an empty result)"
+        )
+    return loaded
 
 
-def load_records(path: str | Path) -> list[EpisodeRecord]:
-    """The evaluation episodes in ``path`` (JSONL or database; infrastructure faults left out)."""
-    return load_results(path).records
+def load_records(path: str | Path, **options: Any) -> list[EpisodeRecord]:
+    """The evaluation episodes in ``path`` (JSONL or database; infrastructure faults left out).
+
+    ``options`` are those of ``load_results``.
+    """
+    return load_results(path, **options).records
 
 
 class StepReader:

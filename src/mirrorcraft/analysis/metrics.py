@@ -34,9 +34,18 @@ PAPER_AGENTS = (
     "adaptive-planner",
     "random",
 )
+CONTROL_AGENTS = ("oracle",)
+"""Agents that are controls, not benchmark conditions: the oracle is given the active rules
+(it shows that every task is reachable under every rule set). They are left out of every
+benchmark table and test and shown only in the controls table."""
 PAPER_TASKS = ("iron_armor", "diamond", "enchantment")
 PAPER_BIOMES = ("plains", "taiga", "snowy_plains", "jungle", "savanna")
 _SUITE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def is_control(record: EpisodeRecord) -> bool:
+    """Whether the episode belongs to a control agent (see ``CONTROL_AGENTS``)."""
+    return record.agent in CONTROL_AGENTS
 
 
 def is_success(record: EpisodeRecord) -> bool:
@@ -77,6 +86,33 @@ def mean_cost(records: Sequence[EpisodeRecord]) -> CostSummary:
     unknown = len(records) - len(known)
     mean = None if unknown or not records else math.fsum(known) / len(records)
     return CostSummary(mean, len(records), unknown)
+
+
+@dataclass(frozen=True)
+class CallSummary:
+    """Model calls per episode, split into paid and cached, and how many episodes' token
+    counts (hence cost) are partly estimated."""
+
+    paid_calls: float | None
+    cached_calls: float | None
+    prompt_tokens: float | None
+    completion_tokens: float | None
+    estimated_episodes: int
+
+
+def call_summary(records: Sequence[EpisodeRecord]) -> CallSummary:
+    n = len(records)
+
+    def mean(values: Iterable[int]) -> float | None:
+        return math.fsum(values) / n if n else None
+
+    return CallSummary(
+        mean(r.model_calls - r.cached_calls for r in records),
+        mean(r.cached_calls for r in records),
+        mean(r.prompt_tokens for r in records),
+        mean(r.completion_tokens for r in records),
+        sum(1 for r in records if r.estimated_calls),
+    )
 
 
 def configuration_label(agent: str, disclosure: str) -> str:

@@ -4,26 +4,33 @@ A *pair* is one (world, model, task, agent, budget). Its Vanilla mean uses the
 agent's Vanilla episodes run with hidden rules; its Mirror means use the Mirror
 episodes of one suite and one disclosure condition. A *comparison* is one pair
 in one suite, and every paired estimate is a mean over comparisons of the
-difference between two condition means.
+difference between two condition means; its variance is in ``estimates``.
 
-Variances follow the paper's stratified binomial scheme: the stratum of a pair
-is the pair without its world (model, task, agent, budget), each stratum's
-episodes of one condition are pooled into one proportion, and the variance of
-``sum_s w_s (p1_s - p2_s)`` is ``sum_s w_s^2 (var1_s + var2_s)``. The weight of
-a stratum is its share of the comparisons, which equals the paper's equal
-weights whenever every stratum holds the same number of worlds. A condition
-cell shared by several terms (the Vanilla cell of a pooled-over-suites RIE)
-enters once, with its weights summed.
+The condition means shown beside an estimate (``PairedMeans``) are taken over
+the same comparisons, so a table's Vanilla minus Mirror column is its RIE
+exactly; the episodes that belong to no comparison are counted as unpaired.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
+from mirrorcraft.analysis.estimates import (
+    SCORE,
+    SR,
+    CellStats,
+    Comparison,
+    Estimate,
+    PairKey,
+    ci,
+    contrast,
+    pair_key,
+    value,
+)
 from mirrorcraft.analysis.metrics import (
     DISCLOSED,
     HIDDEN,
@@ -32,93 +39,31 @@ from mirrorcraft.analysis.metrics import (
     is_success,
     suite_order,
 )
-from mirrorcraft.analysis.stats import (
-    Z95,
-    agresti_coull_variance,
-    binomial_variance,
-    interval,
-)
 from mirrorcraft.runner.records import EpisodeRecord
 
-SR = "sr"
-SCORE = "score"
+__all__ = [
+    "ALL",
+    "SCORE",
+    "SR",
+    "CellStats",
+    "Comparison",
+    "Estimate",
+    "PairIndex",
+    "PairKey",
+    "PairedMeans",
+    "Split",
+    "ci",
+    "compared_set",
+    "contrast",
+    "disclosure_split",
+    "pair_key",
+    "paired_means",
+    "rie",
+    "value",
+]
+
 ALL = "all"
 """The model (or suite) value meaning "pooled over all of them"."""
-
-
-class PairKey(NamedTuple):
-    """What a Vanilla–Mirror pair shares (a tuple, so grouping by it is fast)."""
-
-    world: str
-    model: str
-    task: str
-    agent: str
-    budget: int
-
-    @property
-    def stratum(self) -> tuple[str, str, str, int]:
-        """The pair without its world: the unit whose episodes share one variance term."""
-        return (self.model, self.task, self.agent, self.budget)
-
-
-def pair_key(record: EpisodeRecord) -> PairKey:
-    return PairKey(record.world, record.model, record.task, record.agent, record.budget)
-
-
-@dataclass(frozen=True)
-class CellStats:
-    """Sufficient statistics of one group of episodes (integers, so sums stay exact)."""
-
-    n: int = 0
-    successes: int = 0
-    score_sum: int = 0
-    score_squares: int = 0
-
-    @classmethod
-    def of(cls, records: Iterable[EpisodeRecord]) -> CellStats:
-        n = x = s = ss = 0
-        for r in records:
-            n += 1
-            x += 1 if is_success(r) else 0
-            s += r.score
-            ss += r.score * r.score
-        return cls(n, x, s, ss)
-
-    def __add__(self, other: CellStats) -> CellStats:
-        return CellStats(
-            self.n + other.n,
-            self.successes + other.successes,
-            self.score_sum + other.score_sum,
-            self.score_squares + other.score_squares,
-        )
-
-    def mean(self, measure: str) -> float:
-        """Mean Score, or SR in percent."""
-        if measure == SCORE:
-            return self.score_sum / self.n
-        return 100.0 * self.successes / self.n
-
-    def mean_variance(self, measure: str, corrected: bool = False) -> float:
-        """Variance of the mean: sample variance / n for Score, binomial (percent²) for SR."""
-        if measure == SCORE:
-            if self.n < 2:
-                return 0.0
-            numerator = self.n * self.score_squares - self.score_sum * self.score_sum
-            return numerator / (self.n * (self.n - 1)) / self.n
-        if corrected:
-            return 1e4 * agresti_coull_variance(self.successes, self.n)
-        return 1e4 * binomial_variance(self.successes, self.n)
-
-
-@dataclass(frozen=True)
-class Comparison:
-    pair: PairKey
-    suite: str
-    first: str
-    """Condition of the minuend: "vanilla", "hidden" or "disclosed"."""
-    first_stats: CellStats
-    second: str
-    second_stats: CellStats
 
 
 class PairIndex:
@@ -185,68 +130,85 @@ class PairIndex:
                 out.append(Comparison(pair, suite, first, one, second, two))
         return out
 
+    def cells(
+        self,
+        condition: str,
+        *,
+        suites: Sequence[str] | None = None,
+        agent: str | None = None,
+        model: str = ALL,
+        tasks: Collection[str] | None = None,
+    ) -> dict[tuple[PairKey, str | None], CellStats]:
+        """Every cell of one condition in a selection, keyed by (pair, suite or None)."""
+        wanted = set(suites) if suites is not None else None
 
-@dataclass(frozen=True)
-class Estimate:
-    """A paired estimate with its stratified variances (SR in percentage points)."""
+        def chosen(pair: PairKey) -> bool:
+            return (
+                (agent is None or pair.agent == agent)
+                and (model == ALL or pair.model == model)
+                and (tasks is None or pair.task in tasks)
+            )
 
-    value: float
-    variance: float
-    variance_ac: float | None
-    """Agresti–Coull (continuity-corrected) variance; None for Score."""
-    comparisons: int
-
-    @property
-    def half_width(self) -> float:
-        return Z95 * math.sqrt(self.variance)
-
-    @property
-    def half_width_ac(self) -> float | None:
-        return None if self.variance_ac is None else Z95 * math.sqrt(self.variance_ac)
-
-    def interval_json(self) -> dict[str, float | None]:
-        """The 95% interval as JSON: binomial bounds and both half-widths."""
-        low, high = interval(self.value, self.variance)
+        if condition == VANILLA:
+            return {(p, None): s for p, s in self.vanilla.items() if chosen(p)}
         return {
-            "half_width": self.half_width,
-            "low": low,
-            "high": high,
-            "half_width_ac": self.half_width_ac,
+            (p, suite): s
+            for (p, suite, cond), s in self.mirror.items()
+            if cond == condition and chosen(p) and (wanted is None or suite in wanted)
         }
 
 
-def ci(estimate: Estimate | None) -> dict[str, float | None] | None:
-    return None if estimate is None else estimate.interval_json()
+@dataclass(frozen=True)
+class PairedMeans:
+    """Both condition means over the comparisons of a selection, and what was left unpaired.
+
+    ``first_mean - second_mean`` equals the contrast over the same comparisons.
+    """
+
+    comparisons: int
+    first: dict[str, float | int | None]
+    """``episodes`` (in the comparisons' cells), ``score`` and ``sr`` (means over comparisons)."""
+    second: dict[str, float | int | None]
+    unpaired_first: int
+    """Episodes of the first condition in the selection that belong to no comparison."""
+    unpaired_second: int
 
 
-def value(estimate: Estimate | None) -> float | None:
-    return None if estimate is None else estimate.value
-
-
-def contrast(comparisons: Sequence[Comparison], measure: str) -> Estimate | None:
-    """Mean over comparisons of (first mean - second mean), with stratified variances."""
+def _side(comparisons: Sequence[Comparison], which: int) -> dict[str, float | int | None]:
     if not comparisons:
-        return None
+        return {"episodes": 0, "score": None, "sr": None}
+    stats = [c.first_stats if which == 0 else c.second_stats for c in comparisons]
+    cells = {(c.pair, c.suite if (c.first if which == 0 else c.second) != VANILLA else None): s
+             for c, s in zip(comparisons, stats, strict=True)}  # fmt: skip
     n = len(comparisons)
-    value = math.fsum(
-        c.first_stats.mean(measure) - c.second_stats.mean(measure) for c in comparisons
-    )
-    coef: dict[tuple[object, ...], float] = defaultdict(float)
-    cells: dict[tuple[object, ...], dict[PairKey, CellStats]] = defaultdict(dict)
-    for c in comparisons:
-        for sign, condition, stats in (
-            (1.0, c.first, c.first_stats),
-            (-1.0, c.second, c.second_stats),
-        ):
-            key = (c.pair.stratum, condition, None if condition == VANILLA else c.suite)
-            coef[key] += sign / n
-            cells[key][c.pair] = stats
-    pooled = {k: sum(v.values(), CellStats()) for k, v in cells.items()}
-    variance = math.fsum(coef[k] ** 2 * pooled[k].mean_variance(measure) for k in coef)
-    variance_ac = None
-    if measure == SR:
-        variance_ac = math.fsum(coef[k] ** 2 * pooled[k].mean_variance(measure, True) for k in coef)
-    return Estimate(value / n, variance, variance_ac, n)
+    return {
+        "episodes": sum(s.n for s in cells.values()),
+        "score": math.fsum(s.mean(SCORE) for s in stats) / n,
+        "sr": math.fsum(s.mean(SR) for s in stats) / n,
+    }
+
+
+def paired_means(
+    index: PairIndex,
+    first: str,
+    second: str,
+    *,
+    suites: Sequence[str] | None = None,
+    agent: str | None = None,
+    model: str = ALL,
+    tasks: Collection[str] | None = None,
+) -> PairedMeans:
+    """Condition means over exactly the comparisons an estimate of ``first - second`` uses."""
+    found = index.comparisons(first, second, suites=suites, agent=agent, model=model, tasks=tasks)
+    used: list[set[tuple[PairKey, str | None]]] = [set(), set()]
+    for c in found:
+        used[0].add((c.pair, None if c.first == VANILLA else c.suite))
+        used[1].add((c.pair, None if c.second == VANILLA else c.suite))
+    left = []
+    for i, condition in enumerate((first, second)):
+        every = index.cells(condition, suites=suites, agent=agent, model=model, tasks=tasks)
+        left.append(sum(s.n for k, s in every.items() if k not in used[i]))
+    return PairedMeans(len(found), _side(found, 0), _side(found, 1), left[0], left[1])
 
 
 def rie(
@@ -313,7 +275,7 @@ def disclosure_split(
     delta = contrast(dh, measure)
     direct = contrast(vh, measure)
     assert gap is not None and delta is not None and direct is not None
-    total = Estimate(gap.value + delta.value, direct.variance, direct.variance_ac, len(vh))
+    total = dataclasses.replace(direct, value=gap.value + delta.value)
     return Split(
         vanilla=_side_mean(vh, measure, 0),
         hidden=_side_mean(vh, measure, 1),

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from mirrorcraft.analysis.diagnostics import checkpoint_sr, diagnose_by_suite, equal_suite_mean
+from mirrorcraft.analysis.diagnostics import diagnose_by_suite, equal_suite_estimate
 from mirrorcraft.analysis.metrics import (
     DISCLOSED,
     HIDDEN,
@@ -14,6 +15,9 @@ from mirrorcraft.analysis.metrics import (
     configuration_label,
     configuration_order,
     distinct,
+    mean_actions,
+    mean_score,
+    success_rate,
     suite_order,
 )
 from mirrorcraft.analysis.paired import (
@@ -22,11 +26,13 @@ from mirrorcraft.analysis.paired import (
     SR,
     Estimate,
     PairIndex,
+    PairKey,
     Split,
     ci,
     compared_set,
     disclosure_split,
     rie,
+    value,
 )
 from mirrorcraft.analysis.stats import CochranQ, bonferroni, cochran_q
 from mirrorcraft.runner.records import EpisodeRecord
@@ -55,13 +61,44 @@ def _split_fields(split: Split | None, tag: str, short: str) -> Row:
     }
 
 
-def _q_fields(estimates: Sequence[Estimate]) -> Row:
-    plain = cochran_q([e.value for e in estimates], [e.variance for e in estimates])
-    corrected: CochranQ | None = None
-    if all(e.variance_ac is not None for e in estimates):
-        corrected = cochran_q(
-            [e.value for e in estimates], [float(e.variance_ac or 0.0) for e in estimates]
-        )
+_UNDEFINED_FEW = "fewer than two estimates"
+_UNDEFINED_ZERO = "an estimate with zero variance"
+
+TEST_SIDES: dict[str, tuple[str, ...]] = {
+    "rie_sr": (HIDDEN,),
+    "gap_sr": (DISCLOSED,),
+    "delta_sr": (DISCLOSED, HIDDEN),
+}
+"""Which sides' variances weight Cochran's Q of each part of the disclosure split across
+suites. Every suite shares the agent's Vanilla cell, so RIE and Gap differ between suites
+only through their Mirror side (the paper's appendix C: the Gap test "compares the
+disclosed SRs"); Δ has no shared side."""
+
+
+def _q_fields(estimates: Sequence[Estimate], sides: tuple[str, ...] | None = None) -> Row:
+    """Cochran's Q of ``estimates`` weighted by their whole variance or only ``sides``."""
+
+    def variances(corrected: bool) -> list[float] | None:
+        out: list[float] = []
+        for e in estimates:
+            v = (
+                (e.variance_ac if corrected else e.variance)
+                if sides is None
+                else e.side_variance(*sides, corrected=corrected)
+            )
+            if v is None:
+                return None
+            out.append(v)
+        return out
+
+    values = [e.value for e in estimates]
+    plain_var = variances(False)
+    ac_var = variances(True)
+    plain = None if plain_var is None else cochran_q(values, plain_var)
+    corrected: CochranQ | None = None if ac_var is None else cochran_q(values, ac_var)
+    undefined = None
+    if plain is None:
+        undefined = _UNDEFINED_FEW if len(estimates) < 2 else _UNDEFINED_ZERO
     return {
         "k": len(estimates),
         "q": None if plain is None else plain.q,
@@ -69,6 +106,29 @@ def _q_fields(estimates: Sequence[Estimate]) -> Row:
         "p": None if plain is None else plain.p,
         "q_ac": None if corrected is None else corrected.q,
         "p_ac": None if corrected is None else corrected.p,
+        "undefined": undefined,
+    }
+
+
+def _split_unpaired(
+    index: PairIndex, suites: list[str] | None, agent: str, model: str
+) -> dict[str, int]:
+    """Episodes of each condition left out of the split: their pair lacks another condition."""
+    found = index.comparisons(
+        VANILLA, HIDDEN, suites=suites, agent=agent, model=model, require=(DISCLOSED,)
+    )
+    used: dict[str, set[tuple[PairKey, str | None]]] = {
+        VANILLA: {(c.pair, None) for c in found},
+        HIDDEN: {(c.pair, c.suite) for c in found},
+        DISCLOSED: {(c.pair, c.suite) for c in found},
+    }
+    return {
+        condition: sum(
+            cell.n
+            for key, cell in index.cells(condition, suites=suites, agent=agent, model=model).items()
+            if key not in used[condition]
+        )
+        for condition in (VANILLA, HIDDEN, DISCLOSED)
     }
 
 
@@ -105,15 +165,23 @@ def disclosure_section(
                         "model": model,
                         "suite": suite,
                         "comparisons": 0 if sr is None else sr.rie.comparisons,
+                        "unpaired": _split_unpaired(index, chosen, agent, model),
                         **_split_fields(sr, "sr", "sr"),
                         **_split_fields(sc, "score", "sc"),
                     }
                 )
             if model == ALL:
-                for quantity in ("rie_sr", "gap_sr", "delta_sr"):
+                for quantity, sides in TEST_SIDES.items():
                     part = quantity.split("_")[0]
                     ests = [getattr(s, part) for s in per_suite]
-                    tests.append({"agent": agent, "quantity": quantity, **_q_fields(ests)})
+                    tests.append(
+                        {
+                            "agent": agent,
+                            "quantity": quantity,
+                            "variance": " + ".join(sides),
+                            **_q_fields(ests, sides),
+                        }
+                    )
     return rows, tests
 
 
@@ -123,13 +191,20 @@ def within_suite_section(
     threshold: float,
     tasks: Sequence[str],
 ) -> Row:
-    """RIE_SR of the compared configurations per model and suite, and Cochran's Q across them."""
+    """RIE_SR of the compared configurations per model and suite, and Cochran's Q across them.
+
+    One test per suite and model, whether or not it can be computed: the Bonferroni
+    family is every suite times every model (6 x 2 = 12 in the paper), and a test
+    that is undefined (fewer than two compared configurations with runs in the suite,
+    or an RIE without variance) still counts in it and is reported as undefined.
+    """
     compared = compared_set(records, threshold, tasks)
     task_set = set(tasks)
+    suites = index.suites()
     rows: list[Row] = []
     tests: list[Row] = []
     for model, agents in compared.items():
-        for suite in index.suites():
+        for suite in suites:
             ests: list[Estimate] = []
             names: list[str] = []
             for agent in agents:
@@ -147,54 +222,23 @@ def within_suite_section(
                         "rie_sr_ci": ci(est),
                     }
                 )
-            if len(ests) >= 2:
-                tests.append({"suite": suite, "model": model, "agents": names, **_q_fields(ests)})
-    for key, adj in (("p", "p_bonferroni"), ("p_ac", "p_ac_bonferroni")):
-        family = [t[key] for t in tests if t[key] is not None]
-        adjusted = iter(bonferroni(family))
-        for t in tests:
-            t[adj] = next(adjusted) if t[key] is not None else None
+            tests.append({"suite": suite, "model": model, "agents": names, **_q_fields(ests)})
+    family = len(suites) * len(compared)
+    for t in tests:
+        t["p_bonferroni"] = None if t["p"] is None else bonferroni([t["p"]], family)[0]
+        t["p_ac_bonferroni"] = None if t["p_ac"] is None else bonferroni([t["p_ac"]], family)[0]
     return {
         "threshold": threshold,
         "tasks": list(tasks),
         "compared": compared,
         "rie": rows,
         "tests": tests,
-        "family_size": sum(1 for t in tests if t["p"] is not None),
+        "family_size": family,
     }
 
 
 def _configurations(records: Sequence[EpisodeRecord]) -> list[tuple[str, str]]:
     return sorted({(r.agent, r.disclosure) for r in records}, key=configuration_order)
-
-
-def horizon_section(records: Sequence[EpisodeRecord], checkpoints: Sequence[int]) -> Row:
-    """Cumulative SR at each checkpoint that some episode's budget reaches."""
-    present = sorted({c for c in checkpoints if any(r.budget >= c for r in records)})
-    rows: list[Row] = []
-    if present:
-        for agent, disclosure in _configurations(records):
-            for model in distinct(r.model for r in records):
-                mine = [
-                    r
-                    for r in records
-                    if (r.agent, r.disclosure, r.model) == (agent, disclosure, model)
-                ]
-                vanilla = [r for r in mine if r.rules == VANILLA and disclosure == HIDDEN]
-                mirror = [r for r in mine if r.rules != VANILLA]
-                if not vanilla and not mirror:
-                    continue
-                rows.append(
-                    {
-                        "configuration": configuration_label(agent, disclosure),
-                        "agent": agent,
-                        "disclosure": disclosure,
-                        "model": model,
-                        "vanilla": {str(c): checkpoint_sr(vanilla, c) for c in present},
-                        "mirror": {str(c): checkpoint_sr(mirror, c) for c in present},
-                    }
-                )
-    return {"checkpoints": present, "requested": sorted(set(checkpoints)), "rows": rows}
 
 
 def diagnostics_section(records: Sequence[EpisodeRecord]) -> Row:
@@ -205,6 +249,8 @@ def diagnostics_section(records: Sequence[EpisodeRecord]) -> Row:
     for agent, disclosure in _configurations(mirror):
         mine = [r for r in mirror if (r.agent, r.disclosure) == (agent, disclosure)]
         per = diagnose_by_suite(mine)
+        irr_mean = equal_suite_estimate(per[s].irr_estimate for s in per)
+        rl_mean = equal_suite_estimate(per[s].rl_estimate for s in per)
         rows.append(
             {
                 "configuration": configuration_label(agent, disclosure),
@@ -214,14 +260,43 @@ def diagnostics_section(records: Sequence[EpisodeRecord]) -> Row:
                     s: {
                         "encounters": d.encounters,
                         "irr": d.irr,
+                        "irr_ci": ci(d.irr_estimate),
                         "irr_n": d.irr_n,
                         "rl": d.rl,
+                        "rl_ci": ci(d.rl_estimate),
                         "rl_n": d.rl_n,
                     }
                     for s, d in sorted(per.items(), key=lambda kv: suite_order(kv[0]))
                 },
-                "irr_mean": equal_suite_mean(per[s].irr for s in per),
-                "rl_mean": equal_suite_mean(per[s].rl for s in per),
+                "irr_mean": value(irr_mean),
+                "irr_mean_ci": ci(irr_mean),
+                "rl_mean": value(rl_mean),
+                "rl_mean_ci": ci(rl_mean),
             }
         )
     return {"suites": suites, "rows": rows}
+
+
+def controls_section(controls: Sequence[EpisodeRecord]) -> list[Row]:
+    """Score and SR of control agents per model and rule set (never in a benchmark table)."""
+    groups: dict[tuple[str, str, str], list[EpisodeRecord]] = defaultdict(list)
+    for r in controls:
+        groups[(r.agent, r.model, r.rules)].append(r)
+    rows: list[Row] = []
+    for agent, model, rules in sorted(
+        groups,
+        key=lambda k: (agent_order(k[0]), k[1], (0, "") if k[2] == VANILLA else suite_order(k[2])),
+    ):
+        mine = groups[(agent, model, rules)]
+        rows.append(
+            {
+                "agent": agent,
+                "model": model,
+                "rules": rules,
+                "episodes": len(mine),
+                "score": mean_score(mine),
+                "sr": success_rate(mine),
+                "actions": mean_actions(mine),
+            }
+        )
+    return rows

@@ -4,6 +4,11 @@
 text tables and the HTML report are built from. Missing values are ``null``,
 never 0, and every list is in a fixed order (configurations as in the paper,
 suites by number), so two runs over the same records give the same document.
+
+Episodes of control agents (the oracle, which is given the active rules) enter
+only the ``controls`` section. Vanilla and Mirror columns beside an RIE are means
+over the same comparisons as the RIE; episodes in no comparison are counted in
+``unpaired``.
 """
 
 from __future__ import annotations
@@ -13,14 +18,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mirrorcraft.analysis.accumulation import accumulation_summary
+from mirrorcraft.analysis.horizon import horizon_section
 from mirrorcraft.analysis.metrics import (
     HIDDEN,
     VANILLA,
     agent_order,
     biome_order,
+    call_summary,
     configuration_label,
     configuration_order,
     distinct,
+    is_control,
     mean_actions,
     mean_cost,
     mean_score,
@@ -35,18 +43,19 @@ from mirrorcraft.analysis.paired import (
     SR,
     PairIndex,
     ci,
+    paired_means,
     rie,
     value,
 )
 from mirrorcraft.analysis.sections import (
+    controls_section,
     diagnostics_section,
     disclosure_section,
-    horizon_section,
     within_suite_section,
 )
 from mirrorcraft.runner.records import EpisodeRecord
 
-SUMMARY_SCHEMA = "mirrorcraft.analysis/1"
+SUMMARY_SCHEMA = "mirrorcraft.analysis/2"
 
 Row = dict[str, Any]
 
@@ -72,14 +81,48 @@ def group_fields(records: Sequence[EpisodeRecord]) -> Row:
     }
 
 
-def _counts(records: Sequence[EpisodeRecord], excluded: dict[str, int]) -> Row:
+def paired_fields(
+    index: PairIndex,
+    vanilla: Sequence[EpisodeRecord],
+    mirror: Sequence[EpisodeRecord],
+    **selection: Any,
+) -> Row:
+    """Vanilla and Mirror groups over the comparisons of the RIE, and the unpaired counts.
+
+    Without any comparison nothing can disagree with an RIE (there is none), so the
+    groups then cover every episode of each side and ``paired`` is false.
+    """
+    pm = paired_means(index, VANILLA, HIDDEN, **selection)
+    if not pm.comparisons:
+        return {
+            "paired": False,
+            "vanilla": group_fields(vanilla),
+            "mirror": group_fields(mirror),
+            "unpaired": {"vanilla": len(vanilla), "mirror": len(mirror)},
+        }
+    return {
+        "paired": True,
+        "vanilla": dict(pm.first),
+        "mirror": dict(pm.second),
+        "unpaired": {"vanilla": pm.unpaired_first, "mirror": pm.unpaired_second},
+    }
+
+
+def _counts(
+    records: Sequence[EpisodeRecord],
+    controls: Sequence[EpisodeRecord],
+    excluded: dict[str, int],
+    invalid: Sequence[dict[str, str]],
+) -> Row:
     mirror = [r for r in records if r.rules != VANILLA]
     return {
         "total": len(records),
         "vanilla": len(records) - len(mirror),
         "mirror": len(mirror),
         "disclosed": sum(1 for r in records if r.disclosure != HIDDEN),
+        "controls": len(controls),
         "excluded": dict(excluded),
+        "invalid": list(invalid),
         "models": distinct(r.model for r in records),
         "agents": distinct((r.agent for r in records), agent_order),
         "suites": distinct((r.rules for r in mirror), suite_order),
@@ -105,45 +148,71 @@ def _configurations(records: Sequence[EpisodeRecord], index: PairIndex) -> list[
             if not mirror and not vanilla:
                 continue
             cost = mean_cost(mirror)
-            paired = rie_fields(
-                index if disclosure == HIDDEN else PairIndex([]), agent=agent, model=model
-            )
+            if disclosure == HIDDEN:
+                sides = paired_fields(index, vanilla, mirror, agent=agent, model=model)
+                paired = rie_fields(index, agent=agent, model=model)
+            else:
+                sides = {
+                    "paired": False,
+                    "vanilla": group_fields([]),
+                    "mirror": group_fields(mirror),
+                    "unpaired": {"vanilla": 0, "mirror": 0},
+                }
+                paired = rie_fields(PairIndex([]))
             rows.append(
                 {
                     "configuration": configuration_label(agent, disclosure),
                     "agent": agent,
                     "disclosure": disclosure,
                     "model": model,
-                    "vanilla": group_fields(vanilla),
-                    "mirror": group_fields(mirror),
+                    **sides,
                     **paired,
                     "actions": mean_actions(mirror),
                     "cost_usd": cost.mean,
                     "cost_unknown": cost.unknown,
+                    **_calls(mirror),
                 }
             )
     return rows
 
 
+def _calls(mirror: Sequence[EpisodeRecord]) -> Row:
+    calls = call_summary(mirror)
+    return {
+        "paid_calls": calls.paid_calls,
+        "cached_calls": calls.cached_calls,
+        "prompt_tokens": calls.prompt_tokens,
+        "completion_tokens": calls.completion_tokens,
+        "cost_estimated": calls.estimated_episodes,
+    }
+
+
 def _suites(hidden: Sequence[EpisodeRecord], index: PairIndex) -> list[Row]:
     rows: list[Row] = []
+    vanilla = [r for r in hidden if r.rules == VANILLA]
     for suite in index.suites():
         mirror = [r for r in hidden if r.rules == suite]
+        sides = paired_fields(index, vanilla, mirror, suites=[suite])
         rows.append(
             {
                 "suite": suite,
                 "title": suite_title(suite),
-                "mirror": group_fields(mirror),
+                "mirror": sides["mirror"],
+                "paired": sides["paired"],
+                "unpaired": sides["unpaired"],
                 **rie_fields(index, suites=[suite]),
             }
         )
     if rows:
         mirror = [r for r in hidden if r.rules != VANILLA]
+        sides = paired_fields(index, vanilla, mirror)
         rows.append(
             {
                 "suite": "pooled",
                 "title": "All suites",
-                "mirror": group_fields(mirror),
+                "mirror": sides["mirror"],
+                "paired": sides["paired"],
+                "unpaired": sides["unpaired"],
                 **rie_fields(index),
             }
         )
@@ -159,14 +228,10 @@ def _breakdown(
     rows: list[Row] = []
     for group in sorted(groups, key=order):
         rs = groups[group]
-        rows.append(
-            {
-                "group": group,
-                "vanilla": group_fields([r for r in rs if r.rules == VANILLA]),
-                "mirror": group_fields([r for r in rs if r.rules != VANILLA]),
-                **rie_fields(PairIndex(rs)),
-            }
-        )
+        index = PairIndex(rs)
+        vanilla = [r for r in rs if r.rules == VANILLA]
+        mirror = [r for r in rs if r.rules != VANILLA]
+        rows.append({"group": group, **paired_fields(index, vanilla, mirror), **rie_fields(index)})
     return rows
 
 
@@ -198,20 +263,25 @@ def summarize(
     compared_tasks: Sequence[str] = ("iron_armor", "diamond"),
     checkpoints: Sequence[int] = (100, 150, 200),
     excluded: dict[str, int] | None = None,
+    invalid: Sequence[dict[str, str]] = (),
     train_records: Sequence[EpisodeRecord] = (),
 ) -> dict[str, Any]:
     """Every table of the paper that the records allow, as one JSON-ready dictionary.
 
-    ``train_records`` are the training episodes of an accumulation experiment (its
-    ``train.sqlite``), for the training-stream table.
+    ``excluded`` counts the infrastructure records left out and ``invalid`` lists the
+    inconsistent ones (both from ``load_results``). ``train_records`` are the training
+    episodes of an accumulation experiment (its ``train.sqlite``), for the
+    training-stream table.
     """
+    controls = [r for r in records if is_control(r)]
+    records = [r for r in records if not is_control(r)]
     index = PairIndex(records)
     hidden = [r for r in records if r.disclosure == HIDDEN]
     hidden_index = PairIndex(hidden)
     disclosure, disclosure_tests = disclosure_section(records, index)
     return {
         "schema": SUMMARY_SCHEMA,
-        "episodes": _counts(records, excluded or {}),
+        "episodes": _counts(records, controls, excluded or {}, invalid),
         "configurations": _configurations(records, index),
         "suites": _suites(hidden, hidden_index),
         "breakdowns": {
@@ -225,5 +295,6 @@ def summarize(
         "within_suite": within_suite_section(records, index, threshold, compared_tasks),
         "horizon": horizon_section(records, checkpoints),
         "diagnostics": diagnostics_section(records),
+        "controls": controls_section(controls),
         "accumulation": accumulation_summary(records, train_records),
     }

@@ -148,8 +148,8 @@ def run_accumulation(args: argparse.Namespace, raw: dict[str, Any], source: str)
 def _summary(out: Path) -> tuple[dict[str, Any], Any]:
     from mirrorcraft.analysis import load_results, summarize
 
-    loaded = load_results(str(out / "results.sqlite"))
-    train = load_results(str(out / "train.sqlite")).records
+    loaded = load_results(str(out / "results.sqlite"), allow_empty=True)
+    train = load_results(str(out / "train.sqlite"), allow_empty=True).records
     return summarize(loaded.records, excluded=loaded.excluded, train_records=train), loaded
 
 

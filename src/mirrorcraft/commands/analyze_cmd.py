@@ -14,7 +14,11 @@ from typing import Any
 
 from mirrorcraft.analysis.loading import LoadedResults, RecordsError, load_results
 from mirrorcraft.analysis.summary import summarize
+from mirrorcraft.analysis.validate import Declared
 from mirrorcraft.commands.common import UserError
+
+SHOWN_INVALID = 20
+"""How many left-out inconsistent records the text output lists (``--json`` lists all)."""
 
 
 def add_common_arguments(p: argparse.ArgumentParser) -> None:
@@ -30,6 +34,30 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
         "--checkpoints",
         default="100,150,200",
         help="action counts for the horizon table, comma-separated (default 100,150,200)",
+    )
+    p.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="leave out inconsistent records (and list them) instead of refusing the file",
+    )
+    p.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="accept results without any evaluation episode (otherwise an error)",
+    )
+    p.add_argument(
+        "--rule-set",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="accept this user rule-set id in the records (repeatable)",
+    )
+    p.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="accept this user agent configuration in the records (repeatable)",
     )
 
 
@@ -58,7 +86,12 @@ def load(args: argparse.Namespace) -> tuple[LoadedResults, dict[str, Any]]:
         raise UserError("--threshold is a percentage between 0 and 100")
     checkpoints = parse_checkpoints(args.checkpoints)
     try:
-        loaded = load_results(args.results)
+        loaded = load_results(
+            args.results,
+            skip_invalid=args.skip_invalid,
+            allow_empty=args.allow_empty,
+            declared=Declared(frozenset(args.rule_set), frozenset(args.agent)),
+        )
     except RecordsError as exc:
         raise UserError(str(exc)) from None
     summary = summarize(
@@ -66,6 +99,7 @@ def load(args: argparse.Namespace) -> tuple[LoadedResults, dict[str, Any]]:
         threshold=args.threshold,
         checkpoints=checkpoints,
         excluded=loaded.excluded,
+        invalid=[i.to_json() for i in loaded.invalid],
     )
     return loaded, summary
 
@@ -79,9 +113,16 @@ def text_report(loaded: LoadedResults, summary: dict[str, Any]) -> str:
         f"{loaded.path}: {counts['total']} episodes "
         f"({counts['vanilla']} Vanilla, {counts['mirror']} Mirror, "
         f"{counts['disclosed']} with disclosed rules)"
+        + (f" + {counts['controls']} control episode(s)" if counts["controls"] else "")
     ]
     for status, n in counts["excluded"].items():
-        lines.append(f"left out: {n} episode(s) with status {status!r}")
+        lines.append(f"left out: {n} infrastructure record(s) ({status}), never scored")
+    invalid = counts["invalid"]
+    if invalid:
+        lines.append(f"left out: {len(invalid)} inconsistent record(s) (--skip-invalid):")
+        lines += [f"  {i['where']}: {i['reason']}" for i in invalid[:SHOWN_INVALID]]
+        if len(invalid) > SHOWN_INVALID:
+            lines.append(f"  ... and {len(invalid) - SHOWN_INVALID} more (all in --json)")
     lines += [f"note: {why}" for why in skipped(summary)]
     blocks = ["\n".join(lines) + "\n"] + [render_text(t) for t in build_tables(summary)]
     return "\n".join(blocks)

@@ -34,7 +34,7 @@ def _rows(results: str) -> list[dict[str, Any]]:
     from mirrorcraft.analysis import RecordsError, load_results
 
     try:
-        loaded = load_results(results)
+        loaded = load_results(results, allow_empty=True)
     except RecordsError as exc:
         raise UserError(str(exc)) from None
     for status, n in loaded.excluded.items():

@@ -257,9 +257,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _summary(db: Path, spec: ExperimentSpec) -> tuple[Any, dict[str, Any]]:
-    from mirrorcraft.analysis import load_results, summarize
+    from mirrorcraft.analysis import Declared, load_results, summarize
 
-    loaded = load_results(str(db))
+    # the spec names its own rule sets and agents (user packs, plugins): they are known here
+    declared = Declared(frozenset(spec.rules), frozenset(spec.agents))
+    loaded = load_results(str(db), allow_empty=True, declared=declared)
     summary = summarize(
         loaded.records, checkpoints=list(spec.checkpoints), excluded=loaded.excluded
     )
@@ -272,11 +274,9 @@ def _headline(db: Path, spec: ExperimentSpec) -> str:
     from mirrorcraft.report.tables import build_tables
 
     _loaded, summary = _summary(db, spec)
-    tables = build_tables(summary)[:2]
-    lines = [render_text(t) for t in tables]
-    if "oracle" in spec.agents:
-        lines.append("(the oracle is given the active rules: a control, not a benchmark condition)")
-    return "\n".join(lines)
+    tables = build_tables(summary)
+    keys = ("configurations", "suites", "controls")
+    return "\n".join(render_text(t) for t in tables if t.key in keys)
 
 
 def _report(out: Path, spec: ExperimentSpec) -> str:

@@ -39,7 +39,11 @@ class Completion:
     cost_usd: float | None = 0.0
     """None when the model's price is unknown (never silently zero)."""
     cached: bool = False
+    """Answered from the response cache: nothing was paid for this call in this run."""
     latency_s: float = 0.0
+    estimated: bool = False
+    """The endpoint reported no token usage: the token counts (and the cost from them) are
+    estimates from text length."""
 
 
 @dataclass(frozen=True)

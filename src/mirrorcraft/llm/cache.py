@@ -59,6 +59,8 @@ class CachedEntry:
     completion_tokens: int
     cost_usd: float | None
     latency_s: float
+    estimated: bool = False
+    """The token counts were estimated when the call was made (the endpoint gave none)."""
 
 
 def cache_key(
@@ -128,6 +130,11 @@ class ResponseCache:
             row = self._db.execute(
                 "SELECT value FROM cache_meta WHERE name = 'schema_version'"
             ).fetchone()
+            columns = {c[1] for c in self._db.execute("PRAGMA table_info(responses)")}
+            if "estimated" not in columns:  # caches written before the column existed
+                self._db.execute(
+                    "ALTER TABLE responses ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0"
+                )
         except sqlite3.Error as exc:
             self._db.close()
             raise CacheError(
@@ -162,16 +169,20 @@ class ResponseCache:
 
     def get(self, key: str) -> CachedEntry | None:
         row = self._query(
-            "SELECT text, model, prompt_tokens, completion_tokens, cost_usd, latency_s "
-            "FROM responses WHERE key = ?",
+            "SELECT text, model, prompt_tokens, completion_tokens, cost_usd, latency_s, "
+            "estimated FROM responses WHERE key = ?",
             (key,),
         )
-        return None if row is None else CachedEntry(*row)
+        if row is None:
+            return None
+        text, model, prompt, completion, cost, latency, estimated = row
+        return CachedEntry(text, model, prompt, completion, cost, latency, bool(estimated))
 
     def put(self, key: str, entry: CachedEntry) -> None:
         """Store ``entry`` unless the key is already there (the first writer wins)."""
         self._query(
-            "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO responses (key, model, text, prompt_tokens, completion_tokens, "
+            "cost_usd, latency_s, created_at, estimated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key,
                 entry.model,
@@ -181,6 +192,7 @@ class ResponseCache:
                 entry.cost_usd,
                 entry.latency_s,
                 datetime.now(UTC).isoformat(timespec="seconds"),
+                int(entry.estimated),
             ),
         )
 
@@ -266,6 +278,7 @@ class CachedClient:
                     cost_usd=found.cost_usd,
                     cached=True,
                     latency_s=found.latency_s,
+                    estimated=found.estimated,
                 )
         self.misses += 1
         result = await self.inner.complete(messages, sampling=sampling, meta=meta)
@@ -277,6 +290,7 @@ class CachedClient:
                 result.completion_tokens,
                 result.cost_usd,
                 result.latency_s,
+                result.estimated,
             )
             try:
                 self._cache.put(key, entry)

@@ -293,12 +293,13 @@ class OpenAIClient:
         response = await self._send_with_retries(request)
         latency = self._clock() - started
         prompt_tokens, completion_tokens = response.prompt_tokens, response.completion_tokens
-        if prompt_tokens is None or completion_tokens is None:
+        estimated = prompt_tokens is None or completion_tokens is None
+        if estimated:
             self.usage_estimated += 1
-            if prompt_tokens is None:
-                prompt_tokens = estimate_tokens("".join(m.content for m in messages))
-            if completion_tokens is None:
-                completion_tokens = estimate_tokens(response.text)
+        if prompt_tokens is None:
+            prompt_tokens = estimate_tokens("".join(m.content for m in messages))
+        if completion_tokens is None:
+            completion_tokens = estimate_tokens(response.text)
         return Completion(
             text=response.text,
             model=self.model,
@@ -309,6 +310,7 @@ class OpenAIClient:
             ),
             cached=False,
             latency_s=latency,
+            estimated=estimated,
         )
 
     def _slots(self) -> asyncio.Semaphore:

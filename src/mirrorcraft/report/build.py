@@ -69,11 +69,18 @@ def _figures(summary: dict[str, Any]) -> list[Figure]:
         out.append(Figure("fig-rie-by-suite", "Figure: RIE_SR by suite", caption, png))
     png = plots.horizon_png(summary)
     if png:
-        caption = "Cumulative SR at action checkpoints (solid: Vanilla, dashed: Mirror)."
+        caption = (
+            "Cumulative SR at action checkpoints (solid: Vanilla, dashed: Mirror), averaged "
+            "over tasks, with 95% intervals (binomial, stratified by task; Agresti–Coull where "
+            "a task's SR is 0% or 100%)."
+        )
         out.append(Figure("fig-horizon", "Figure: SR at horizon checkpoints", caption, png))
     png = plots.diagnostics_png(summary)
     if png:
-        caption = "IRR and RL by suite for each configuration (pooled over models)."
+        caption = (
+            "IRR and RL by suite for each configuration (pooled over models), with 95% "
+            "intervals treating encounters as independent (Agresti–Coull where IRR is 0% or 100%)."
+        )
         out.append(Figure("fig-diagnostics", "Figure: IRR and RL by suite", caption, png))
     return out
 
@@ -91,7 +98,19 @@ def _index_html(
         f"({'results database' if loaded.kind == 'sqlite' else 'JSONL records'}); "
         f"mirrorcraft {__version__}."
     )
-    notes = [f"{n} episode(s) left out with status {s}" for s, n in counts["excluded"].items()]
+    notes = [
+        f"{n} infrastructure record(s) ({s}) left out, never scored"
+        for s, n in counts["excluded"].items()
+    ]
+    if counts["invalid"]:
+        notes.append(
+            f"{len(counts['invalid'])} inconsistent record(s) left out (--skip-invalid; "
+            "listed in summary.json)"
+        )
+    if counts["controls"]:
+        notes.append(
+            f"{counts['controls']} episode(s) of control agents appear only in the controls table"
+        )
     notes += skipped(summary)
     links = [(f.ident, f.title) for f in figures]
     links += [(t.key, t.title) for t in tables]

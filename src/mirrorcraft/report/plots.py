@@ -34,13 +34,15 @@ def rie_by_suite_series(summary: Summary) -> tuple[str, dict[str, list[dict[str,
         rows = w["rie"]
         caption = (
             f"RIE_SR by suite on {', '.join(w['tasks'])} for the compared configurations "
-            f"(Vanilla SR ≥ {w['threshold']:g}% on each), with 95% intervals."
+            f"(Vanilla SR ≥ {w['threshold']:g}% on each), with 95% intervals "
+            "(Agresti–Coull where a cell's SR is 0% or 100%)."
         )
     else:
         rows = summary["configuration_suites"]
         caption = (
             "RIE_SR by suite over all tasks for every configuration without rule descriptions, "
-            "with 95% intervals (no configuration meets the compared-set rule)."
+            "with 95% intervals, Agresti–Coull where a cell's SR is 0% or 100% (no "
+            "configuration meets the compared-set rule)."
         )
     per_model: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
@@ -83,7 +85,7 @@ def rie_by_suite_png(summary: Summary) -> bytes | None:
         suites = list(dict.fromkeys(r["suite"] for r in rows))
         series: dict[str, dict[str, tuple[float, float]]] = {}
         for r in rows:
-            half = r["rie_sr_ci"]["half_width"] if r["rie_sr_ci"] else 0.0
+            half = _half(r["rie_sr_ci"])
             series.setdefault(r["agent"], {})[r["suite"]] = (r["rie_sr"], half)
         _dodge(ax, suites, series, colors)
         ax.set_title(model)
@@ -93,6 +95,16 @@ def rie_by_suite_png(summary: Summary) -> bytes | None:
     return _png(fig)
 
 
+def _half(ci: dict[str, Any] | None) -> float:
+    """The error bar of an interval: the Agresti–Coull half-width where the binomial one is
+    degenerate (so a point with SR 0% or 100% never shows a silent zero-width bar)."""
+    if ci is None:
+        return 0.0
+    if ci.get("degenerate") and ci.get("half_width_ac") is not None:
+        return float(ci["half_width_ac"])
+    return float(ci["half_width"])
+
+
 def horizon_png(summary: Summary) -> bytes | None:
     h = summary["horizon"]
     if not h["checkpoints"] or not h["rows"]:
@@ -100,26 +112,43 @@ def horizon_png(summary: Summary) -> bytes | None:
     fig = Figure(figsize=(9.0, 4.0))
     ax = fig.subplots()
     xs = h["checkpoints"]
+    k = len(h["rows"]) * 2
+    step = (xs[-1] - xs[0]) / 60 if len(xs) > 1 else 1.0
     for i, r in enumerate(h["rows"]):
         color = _COLORS[i % len(_COLORS)]
         label = f"{r['configuration']} ({r['model']})"
-        for cond, style in (("vanilla", "-"), ("mirror", "--")):
-            ys = [r[cond][str(c)] for c in xs]
-            if any(y is not None for y in ys):
-                ax.plot(
-                    xs,
-                    [float("nan") if y is None else y for y in ys],
-                    style,
-                    marker="o",
-                    color=color,
-                    label=f"{label} {cond}",
-                )
+        for j, (cond, style) in enumerate((("vanilla", "-"), ("mirror", "--"))):
+            curve = r[cond]
+            ys = [curve["sr"].get(str(c)) for c in xs]
+            if all(y is None for y in ys):
+                continue
+            shift = (2 * i + j - (k - 1) / 2) * step  # keep the error bars apart
+            ax.errorbar(
+                [x + shift for x in xs],
+                [float("nan") if y is None else y for y in ys],
+                yerr=[_half(curve["ci"].get(str(c))) for c in xs],
+                fmt=style,
+                marker="o",
+                capsize=3,
+                color=color,
+                label=f"{label} {cond}",
+            )
     ax.set_xlabel("actions")
-    ax.set_ylabel("cumulative SR (%)")
+    ax.set_ylabel("cumulative SR (%), 95% interval")
     ax.set_xticks(xs)
     ax.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
     return _png(fig)
+
+
+def diagnostics_series(summary: Summary, key: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """Configuration -> suite -> (IRR or RL, 95% half-width) for the diagnostics figure."""
+    return {
+        r["configuration"]: {
+            s: (v[key], _half(v[f"{key}_ci"])) for s, v in r["suites"].items() if v[key] is not None
+        }
+        for r in summary["diagnostics"]["rows"]
+    }
 
 
 def diagnostics_png(summary: Summary) -> bytes | None:
@@ -128,15 +157,13 @@ def diagnostics_png(summary: Summary) -> bytes | None:
         return None
     fig = Figure(figsize=(10.0, 3.6))
     left, right = fig.subplots(1, 2)
-    for ax, key, label in ((left, "irr", "IRR (%)"), (right, "rl", "RL (actions)")):
-        series = {
-            r["configuration"]: {
-                s: (v[key], 0.0) for s, v in r["suites"].items() if v[key] is not None
-            }
-            for r in d["rows"]
-        }
-        _dodge(ax, d["suites"], series)
+    for ax, key, label in (
+        (left, "irr", "IRR (%), 95% interval"),
+        (right, "rl", "RL (actions), 95% interval"),
+    ):
+        _dodge(ax, d["suites"], diagnostics_series(summary, key))
         ax.set_ylabel(label)
+        ax.set_xlabel("rule suite")
     left.legend(fontsize="x-small")
     fig.tight_layout()
     return _png(fig)

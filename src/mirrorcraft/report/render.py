@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from html import escape
+from typing import Any
+
+from mirrorcraft.analysis.estimates import ONE_EPISODE
 
 MISSING = "–"
 
@@ -66,6 +69,31 @@ def pvalue(p: float | None) -> Cell:
 
 def count(n: int | None) -> Cell:
     return None if n is None else str(n)
+
+
+DEGENERATE_NOTE = (
+    "Where a cell's binomial variance is degenerate (SR 0% or 100%, or a single episode), "
+    "the interval is marked and the Agresti–Coull half-width (AC) is shown beside it; "
+    "'n too small' and 'no spread' mark Score or RL intervals with a one-episode cell or "
+    "no variation in a cell."
+)
+
+
+def interval(ci: dict[str, Any] | None, digits: int = 1) -> Cell:
+    """A 95% half-width, e.g. "±5.1"; a degenerate one says so ("±0.0 (AC ±6.2)")."""
+    if ci is None:
+        return None
+    text = pm(ci["half_width"], digits) or ""
+    why = ci.get("degenerate")
+    if not why:
+        return text
+    if ci.get("half_width_ac") is not None:
+        return f"{text} (AC {pm(ci['half_width_ac'], digits)})"
+    return f"{text} ({'n too small' if why == ONE_EPISODE else 'no spread'})"
+
+
+def any_degenerate(cis: Iterable[dict[str, Any] | None]) -> bool:
+    return any(ci is not None and ci.get("degenerate") for ci in cis)
 
 
 # --- renderings --------------------------------------------------------------------------------

@@ -4,14 +4,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from mirrorcraft.report.render import Cell, Table, count, num, pm, pvalue, signed
+from mirrorcraft.report.render import (
+    DEGENERATE_NOTE,
+    Cell,
+    Table,
+    any_degenerate,
+    count,
+    interval,
+    num,
+    pvalue,
+    signed,
+)
 
 Summary = dict[str, Any]
+UNDEFINED = "undefined"
 
 
 def _ci(row: dict[str, Any], key: str) -> Cell:
-    ci = row.get(f"{key}_ci")
-    return None if ci is None else pm(ci["half_width"])
+    return interval(row.get(f"{key}_ci"))
+
+
+def _horizon_cells(row: dict[str, Any], checkpoints: list[int]) -> list[Cell]:
+    line: list[Cell] = []
+    for c in checkpoints:
+        for side in ("vanilla", "mirror"):
+            curve = row[side]
+            line += [num(curve["sr"].get(str(c))), interval(curve["ci"].get(str(c)))]
+    return line
+
+
+def _horizon_cis(rows: list[dict[str, Any]]) -> list[Any]:
+    return [ci for r in rows for side in ("vanilla", "mirror") for ci in r[side]["ci"].values()]
 
 
 def horizon(s: Summary) -> Table | None:
@@ -20,20 +43,51 @@ def horizon(s: Summary) -> Table | None:
         return None
     cols = ["Configuration", "Model"]
     for c in h["checkpoints"]:
-        cols += [f"Vanilla @{c}", f"Mirror @{c}"]
-    rows: list[list[Cell]] = []
-    for r in h["rows"]:
-        line: list[Cell] = [r["configuration"], r["model"]]
-        for c in h["checkpoints"]:
-            line += [num(r["vanilla"][str(c)]), num(r["mirror"][str(c)])]
-        rows.append(line)
+        cols += [f"Vanilla @{c}", "95%", f"Mirror @{c}", "95%"]
+    rows: list[list[Cell]] = [
+        [r["configuration"], r["model"], *_horizon_cells(r, h["checkpoints"])] for r in h["rows"]
+    ]
+    notes = [
+        f"Episodes whose budget reaches {h['budget_at_least']} actions, the same trajectories "
+        "at every checkpoint; SR is averaged over tasks (each task weighted equally), with "
+        "binomial intervals stratified by task. Episodes with smaller budgets are in the next "
+        "table.",
+    ]
+    if any_degenerate(_horizon_cis(h["rows"])):
+        notes.append(DEGENERATE_NOTE)
     return Table(
         "horizon",
         "Cumulative SR (%) at action checkpoints of the same trajectories",
         cols,
         rows,
         left=2,
-        notes=["An episode counts at a checkpoint only when its budget reaches that checkpoint."],
+        notes=notes,
+    )
+
+
+def horizon_short(s: Summary) -> Table | None:
+    h = s["horizon"]
+    if not h["short_budgets"]:
+        return None
+    cols = ["Configuration", "Model", "Budget"]
+    for c in h["checkpoints"]:
+        cols += [f"Vanilla @{c}", "95%", f"Mirror @{c}", "95%"]
+    rows: list[list[Cell]] = []
+    for r in h["short_budgets"]:
+        line: list[Cell] = [r["configuration"], r["model"], count(r["budget"])]
+        reached = _horizon_cells(r, r["checkpoints"])
+        line += reached + [None] * (4 * len(h["checkpoints"]) - len(reached))
+        rows.append(line)
+    return Table(
+        "horizon_short",
+        f"Cumulative SR (%) of episodes whose budget stops before {h['budget_at_least']} actions",
+        cols,
+        rows,
+        left=3,
+        notes=[
+            "Each budget on its own, at the checkpoints it reaches; kept apart so that no curve "
+            "mixes trajectories of different lengths."
+        ],
     )
 
 
@@ -42,14 +96,25 @@ def _diagnostic(s: Summary, key: str, title: str, digits: int) -> Table | None:
     if not d["rows"] or not d["suites"]:
         return None
     rows: list[list[Cell]] = []
+    cis: list[Any] = []
     for r in d["rows"]:
         cells = [r["suites"].get(suite) for suite in d["suites"]]
-        rows.append(
-            [r["configuration"]]
-            + [num(c[key], digits) if c else None for c in cells]
-            + [num(r[f"{key}_mean"], digits), count(sum(c[f"{key}_n"] for c in cells if c))]
-        )
-    return Table(f"{key}", title, ["Configuration", *d["suites"], "Mean", "N"], rows)
+        line: list[Cell] = [r["configuration"]]
+        for c in cells:
+            line += [num(c[key], digits), interval(c[f"{key}_ci"])] if c else [None, None]
+            cis.append(c[f"{key}_ci"] if c else None)
+        line += [num(r[f"{key}_mean"], digits), interval(r[f"{key}_mean_ci"])]
+        line.append(count(sum(c[f"{key}_n"] for c in cells if c)))
+        cis.append(r[f"{key}_mean_ci"])
+        rows.append(line)
+    cols = ["Configuration"] + [x for suite in d["suites"] for x in (suite, "95%")]
+    notes = [
+        "Mean: equal weight per suite. Intervals treat encounters as independent "
+        "(binomial for IRR, sample variance of the mean for RL); the paper gives none."
+    ]
+    if any_degenerate(cis):
+        notes.append(DEGENERATE_NOTE)
+    return Table(key, title, [*cols, "Mean", "95%", "N"], rows, notes=notes)
 
 
 def irr(s: Summary) -> Table | None:
@@ -86,6 +151,10 @@ def within_suite(s: Summary) -> Table | None:
     )
 
 
+def _q(t: dict[str, Any]) -> Cell:
+    return UNDEFINED if t["q"] is None else num(t["q"], 2)
+
+
 def cochran(s: Summary) -> Table | None:
     w = s["within_suite"]
     rows = [
@@ -93,7 +162,7 @@ def cochran(s: Summary) -> Table | None:
             t["suite"],
             t["model"],
             count(t["k"]),
-            num(t["q"], 2),
+            _q(t),
             count(t["df"]),
             pvalue(t["p"]),
             pvalue(t["p_bonferroni"]),
@@ -103,9 +172,16 @@ def cochran(s: Summary) -> Table | None:
         for t in w["tests"]
     ]
     compared = "; ".join(f"{m}: {', '.join(a) or 'none'}" for m, a in w["compared"].items())
-    notes = [f"Compared set — {compared or 'no models'}."]
+    notes = [
+        f"Compared set — {compared or 'no models'}.",
+        f"Bonferroni family: every suite and model ({w['family_size']} tests), undefined "
+        "tests included.",
+    ]
+    undefined = sorted({t["undefined"] for t in w["tests"] if t["undefined"]})
+    if undefined:
+        notes.append(f"Undefined Q: {'; '.join(undefined)}.")
     if not rows:
-        notes.append("No suite has two compared configurations with Mirror runs.")
+        notes.append("No suite has Mirror runs of a compared configuration.")
     return Table(
         "cochran",
         f"Cochran's Q across compared configurations within each suite "
@@ -122,8 +198,9 @@ def disclosure_tests(s: Summary) -> Table | None:
         [
             t["agent"],
             t["quantity"],
+            t["variance"],
             count(t["k"]),
-            num(t["q"], 2),
+            _q(t),
             count(t["df"]),
             pvalue(t["p"]),
             pvalue(t["p_ac"]),
@@ -135,9 +212,42 @@ def disclosure_tests(s: Summary) -> Table | None:
     return Table(
         "disclosure_tests",
         "Do the parts of the disclosure split differ between suites? (Cochran's Q)",
-        ["Agent", "Quantity", "k", "Q", "df", "p", "p (AC)"],
+        ["Agent", "Quantity", "Variance of", "k", "Q", "df", "p", "p (AC)"],
         rows,
-        left=2,
+        left=3,
+        notes=[
+            "RIE and Gap share the agent's Vanilla cell in every suite, so their tests weight "
+            "each suite by the variance of its Mirror side only (hidden, resp. disclosed); "
+            "ΔSR uses both sides."
+        ],
+    )
+
+
+def controls(s: Summary) -> Table | None:
+    rows = [
+        [
+            r["agent"],
+            r["model"],
+            r["rules"],
+            count(r["episodes"]),
+            num(r["score"]),
+            num(r["sr"]),
+            num(r["actions"]),
+        ]
+        for r in s["controls"]
+    ]
+    if not rows:
+        return None
+    return Table(
+        "controls",
+        "Controls (not benchmark results): agents given the active rules",
+        ["Agent", "Model", "Rules", "Episodes", "Score", "SR", "Actions"],
+        rows,
+        left=3,
+        notes=[
+            "The oracle plans with the rules in force, so it shows that each task is reachable "
+            "under each rule set; it is left out of every other table and of Cochran's Q."
+        ],
     )
 
 

@@ -10,11 +10,22 @@ from collections.abc import Callable
 from typing import Any
 
 from mirrorcraft.report.accumulation_tables import accumulation_tables
-from mirrorcraft.report.render import Cell, Table, count, num, pm, signed
+from mirrorcraft.report.render import (
+    DEGENERATE_NOTE,
+    Cell,
+    Table,
+    any_degenerate,
+    count,
+    interval,
+    num,
+    signed,
+)
 from mirrorcraft.report.stat_tables import (
     cochran,
+    controls,
     disclosure_tests,
     horizon,
+    horizon_short,
     irr,
     rl,
     skipped,
@@ -29,14 +40,92 @@ __all__ = ["build_tables", "skipped"]
 
 
 def _ci(row: Row, key: str) -> Cell:
-    ci = row.get(f"{key}_ci")
-    return None if ci is None else pm(ci["half_width"])
+    return interval(row.get(f"{key}_ci"))
+
+
+def _unpaired_note(rows: list[Row], label: Callable[[Row], str]) -> list[str]:
+    """Notes naming the episodes each row left out as unpaired, and why."""
+    parts, apart = [], []
+    for r in rows:
+        left = r.get("unpaired") or {}
+        if not r.get("paired", True):
+            if left.get("vanilla") and left.get("mirror"):
+                apart.append(label(r))
+            continue
+        why = []
+        if left.get("vanilla"):
+            why.append(f"{left['vanilla']} Vanilla without a Mirror twin")
+        if left.get("mirror"):
+            why.append(f"{left['mirror']} Mirror without a Vanilla twin")
+        if why:
+            parts.append(f"{label(r)}: {', '.join(why)}")
+    notes = []
+    if parts:
+        notes.append(
+            "Vanilla and Mirror columns and RIE use the same paired episodes; left out as "
+            "unpaired (no twin in the other condition) — " + "; ".join(parts) + "."
+        )
+    if apart:
+        notes.append(
+            "No Vanilla–Mirror pair (columns over all episodes, no RIE): " + ", ".join(apart) + "."
+        )
+    return notes
 
 
 def _cost(row: Row) -> Cell:
     if row["cost_unknown"]:
         return "unknown"
-    return num(row["cost_usd"], 3)
+    text = num(row["cost_usd"], 3)
+    return f"{text} est." if text is not None and row.get("cost_estimated") else text
+
+
+_ESTIMATED_NOTE = (
+    "est.: some episodes' token counts were estimated from text length (the endpoint "
+    "reported no usage), so their cost is an estimate."
+)
+
+
+def calls(s: Summary) -> Table | None:
+    rows_in = [r for r in s["configurations"] if r["mirror"]["episodes"] and r.get("paid_calls")
+               is not None and (r["paid_calls"] or r["cached_calls"])]  # fmt: skip
+    if not rows_in:
+        return None
+    rows = [
+        [
+            r["configuration"],
+            r["model"],
+            count(r["mirror"]["episodes"]),
+            num(r["paid_calls"]),
+            num(r["cached_calls"]),
+            num(r["prompt_tokens"], 0),
+            num(r["completion_tokens"], 0),
+            _cost(r),
+            count(r["cost_estimated"]),
+        ]
+        for r in rows_in
+    ]
+    return Table(
+        "calls",
+        "Model calls, tokens and cost per Mirror episode",
+        [
+            "Configuration",
+            "Model",
+            "Episodes",
+            "Paid calls",
+            "Cached calls",
+            "Prompt tokens",
+            "Completion tokens",
+            "Cost ($)",
+            "Estimated",
+        ],
+        rows,
+        left=2,
+        notes=[
+            "Cached calls were answered from the response cache (not paid again in this run; "
+            "their recorded cost is what they cost when first made). Estimated: episodes whose "
+            "token counts were partly estimated. " + _ESTIMATED_NOTE
+        ],
+    )
 
 
 def configurations(s: Summary) -> Table | None:
@@ -58,16 +147,20 @@ def configurations(s: Summary) -> Table | None:
     if not rows:
         return None
     cols = ["Configuration", "Model", "Vanilla Score", "Vanilla SR", "Mirror Score", "Mirror SR"]
+    notes = [
+        "SR in percent, RIE_SR in percentage points; Actions and Cost are means over all "
+        "Mirror episodes. Configurations told the rules have no Vanilla runs of their own.",
+    ]
+    notes += _unpaired_note(s["configurations"], lambda r: f"{r['configuration']} ({r['model']})")
+    if any(r.get("cost_estimated") for r in s["configurations"]):
+        notes.append(_ESTIMATED_NOTE)
     return Table(
         "configurations",
         "Results by configuration and model (Mirror pools all suites)",
         [*cols, "RIE_SC", "RIE_SR", "Actions", "Cost ($)"],
         rows,
         left=2,
-        notes=[
-            "SR in percent, RIE_SR in percentage points; Actions and Cost are means over Mirror "
-            "episodes. Configurations told the rules have no Vanilla runs of their own.",
-        ],
+        notes=notes,
     )
 
 
@@ -92,7 +185,12 @@ def suites(s: Summary) -> Table | None:
         ["Suite", "Rule change", "Episodes", "Score", "SR", "RIE_SC", "RIE_SR"],
         rows,
         left=2,
+        notes=_unpaired_note([r for r in s["suites"] if r["suite"] != "pooled"], _suite_label),
     )
+
+
+def _suite_label(r: Row) -> str:
+    return str(r["suite"])
 
 
 def _vanilla_sr(rows: list[Row]) -> float | None:
@@ -112,6 +210,18 @@ _SPLIT_COLUMNS = [
     "ΔScore",
     "Pairs",
 ]
+
+
+def _split_left_out(rows: list[Row]) -> list[str]:
+    parts = []
+    for r in rows:
+        left = r.get("unpaired") or {}
+        counts = [f"{n} {c}" for c, n in left.items() if n]
+        if counts and r["suite"] != "pooled":
+            parts.append(f"{r['suite']}: {', '.join(counts)}")
+    if not parts:
+        return []
+    return ["Left out (their pair was not run in all three conditions): " + "; ".join(parts) + "."]
 
 
 def disclosure(s: Summary) -> list[Table]:
@@ -144,6 +254,7 @@ def disclosure(s: Summary) -> list[Table]:
                 notes=[
                     "RIE = Gap + Δ; Gap = Vanilla - disclosed, Δ = disclosed - hidden, "
                     "over pairs run in all three conditions.",
+                    *_split_left_out(rows),
                 ],
             )
         )
@@ -191,7 +302,8 @@ def _breakdown(s: Summary, by: str, title: str) -> Table | None:
     if not rows:
         return None
     cols = [by.capitalize(), "Vanilla Score", "Vanilla SR", "Mirror Score", "Mirror SR"]
-    return Table(f"by_{by}", title, [*cols, "RIE_SC", "RIE_SR"], rows)
+    notes = _unpaired_note(s["breakdowns"][by], lambda r: str(r["group"]))
+    return Table(f"by_{by}", title, [*cols, "RIE_SC", "RIE_SR"], rows, notes=notes)
 
 
 def by_biome(s: Summary) -> Table | None:
@@ -228,12 +340,17 @@ def intervals(s: Summary) -> Table | None:
         cols += [
             f"{agent} {k}" if i == 0 else "95%" for k in ("RIE_SR", "Gap", "ΔSR") for i in (0, 1)
         ]
+    notes = ["Intervals treat episodes within a world as independent."]
+    cis = [r.get("rie_sr_ci") for r in s["suites"]]
+    cis += [d.get(f"{k}_ci") for d in split.values() for k in ("rie_sr", "gap_sr", "delta_sr")]
+    if any_degenerate(cis):
+        notes.append(DEGENERATE_NOTE)
     return Table(
         "intervals",
         "Estimates with 95% intervals (binomial, stratified by model, task and configuration)",
         cols,
         rows,
-        notes=["Intervals treat episodes within a world as independent."],
+        notes=notes,
     )
 
 
@@ -253,12 +370,14 @@ def configuration_intervals(s: Summary) -> Table | None:
     ]
     if not rows:
         return None
+    cis = [r.get(k) for r in s["configurations"] for k in ("rie_sc_ci", "rie_sr_ci")]
     return Table(
         "configuration_intervals",
         "RIE of each configuration pooled over models and suites, with 95% intervals",
         ["Configuration", "Model", "RIE_SC", "95%", "RIE_SR", "95%", "Pairs"],
         rows,
         left=2,
+        notes=[DEGENERATE_NOTE] if any_degenerate(cis) else [],
     )
 
 
@@ -272,12 +391,15 @@ _BUILDERS: list[Callable[[Summary], Table | list[Table] | None]] = [
     by_model,
     intervals,
     configuration_intervals,
+    calls,
     horizon,
+    horizon_short,
     irr,
     rl,
     within_suite,
     cochran,
     disclosure_tests,
+    controls,
     accumulation_tables,
 ]
 

@@ -107,19 +107,63 @@ def _milestones(v: EpisodeView) -> str:
     return f'<table class="data">{head}{body}</table>'
 
 
+def _ticks(n: int) -> list[int]:
+    """Action numbers to label on the x axis: the first, the last and a few between."""
+    if n <= 1:
+        return [1]
+    step = max(1, round(n / 5))
+    marks = list(range(1, n + 1, step))
+    if n - marks[-1] < step / 2:
+        marks[-1] = n
+    else:
+        marks.append(n)
+    return marks
+
+
 def _trace_svg(v: EpisodeView) -> str:
+    """The Score after each action (and the Vanilla twin's), with labelled axes."""
     r = v.record
     n = max(len(r.score_trace), len(v.twin.score_trace) if v.twin else 0, 1)
-    width, height, pad = 640, 140, 20
+    width, height = 640, 190
+    left, right, top, bottom = 52, 14, 12, 40
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def x_of(action: int) -> float:
+        return left + plot_w * (action - 1) / max(n - 1, 1)
+
+    def y_of(score: float) -> float:
+        return top + plot_h - plot_h * score / 100
 
     def pts(trace: Sequence[int]) -> str:
-        xs = [(pad + (width - 2 * pad) * i / max(n - 1, 1)) for i in range(len(trace))]
-        ys = [height - pad - (height - 2 * pad) * s / 100 for s in trace]
-        return " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=True))
+        return " ".join(f"{x_of(i):.1f},{y_of(s):.1f}" for i, s in enumerate(trace, 1))
 
     parts = [
-        f'<svg class="trace" width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">'
+        f'<svg class="trace" width="{width}" height="{height}" role="img" '
+        f'aria-label="Score after each action" xmlns="http://www.w3.org/2000/svg">',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="#444"/>',
+        f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" '
+        'stroke="#444"/>',
     ]
+    for score in (0, 25, 50, 75, 100):
+        y = y_of(score)
+        parts.append(
+            f'<line x1="{left - 4}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" '
+            f'stroke="#ddd"/><text x="{left - 7}" y="{y + 4:.1f}" font-size="11" '
+            f'text-anchor="end">{score}</text>'
+        )
+    for action in _ticks(n):
+        x = x_of(action)
+        parts.append(
+            f'<line x1="{x:.1f}" y1="{top + plot_h}" x2="{x:.1f}" y2="{top + plot_h + 4}" '
+            f'stroke="#444"/><text x="{x:.1f}" y="{top + plot_h + 16}" font-size="11" '
+            f'text-anchor="middle">{action}</text>'
+        )
+    parts.append(
+        f'<text class="axis-label" x="{left + plot_w / 2:.1f}" y="{height - 4}" font-size="12" '
+        'text-anchor="middle">action</text>'
+        f'<text class="axis-label" x="14" y="{top + plot_h / 2:.1f}" font-size="12" '
+        f'text-anchor="middle" transform="rotate(-90 14 {top + plot_h / 2:.1f})">Score</text>'
+    )
     if v.twin is not None and v.twin.score_trace:
         parts.append(
             f'<polyline fill="none" stroke="#999" stroke-dasharray="4 3" '
@@ -129,14 +173,12 @@ def _trace_svg(v: EpisodeView) -> str:
         parts.append(f'<polyline fill="none" stroke="#1f77b4" points="{pts(r.score_trace)}"/>')
     for enc in rule_encounters(r):
         if 1 <= enc.step <= len(r.score_trace):
-            x = pad + (width - 2 * pad) * (enc.step - 1) / max(n - 1, 1)
-            y = height - pad - (height - 2 * pad) * r.score_trace[enc.step - 1] / 100
             parts.append(
-                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="#d62728">'
-                f"<title>{_e(enc.rule)} at action {enc.step}</title></circle>"
+                f'<circle cx="{x_of(enc.step):.1f}" cy="{y_of(r.score_trace[enc.step - 1]):.1f}" '
+                f'r="4" fill="#d62728"><title>{_e(enc.rule)} at action {enc.step}</title></circle>'
             )
     parts.append("</svg>")
-    legend = "blue: this episode; red dots: rule encounters"
+    legend = "Score (0–100) after each action; blue: this episode; red dots: rule encounters"
     legend += "; grey dashed: Vanilla twin" if v.twin else ""
     return "".join(parts) + f'<p class="note">{legend}.</p>'
 

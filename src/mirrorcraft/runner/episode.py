@@ -177,6 +177,8 @@ async def run_episode(
         model_calls=usage.calls,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
+        cached_calls=usage.cached_calls,
+        estimated_calls=usage.estimated_calls,
         cost_usd=usage.cost_usd,
         software_version=__version__,
         ruleset_fingerprint=rules.fingerprint,

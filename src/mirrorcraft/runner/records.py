@@ -61,6 +61,11 @@ class EpisodeRecord:
     model_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_calls: int = 0
+    """Model calls answered from the response cache (counted in model_calls, not paid again)."""
+    estimated_calls: int = 0
+    """Model calls whose token counts were estimated from text (the endpoint reported none);
+    the tokens and cost of the episode are then partly estimates."""
     cost_usd: float | None = 0.0
     """Dollar cost; None when the model's price is unknown."""
     software_version: str = ""

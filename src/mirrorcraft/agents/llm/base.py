@@ -155,7 +155,14 @@ class LLMAgent:
             [Message("system", system), Message("user", user)], sampling=self.sampling, meta=meta
         )
         self._usage.add(
-            Usage(1, completion.prompt_tokens, completion.completion_tokens, completion.cost_usd)
+            Usage(
+                1,
+                completion.prompt_tokens,
+                completion.completion_tokens,
+                completion.cost_usd,
+                cached_calls=int(completion.cached),
+                estimated_calls=int(completion.estimated),
+            )
         )
         return Reply(first_json_object(completion.text), completion.text)
 
