@@ -133,7 +133,7 @@ def _spec(tmp_path: Path, agents: list[str]) -> Path:
     return path
 
 
-def test_limit_is_not_a_failure_and_the_oracle_note_needs_an_oracle(tmp_path: Path) -> None:
+def test_limit_is_not_a_failure_and_the_controls_table_needs_an_oracle(tmp_path: Path) -> None:
     spec = _spec(tmp_path, ["vanilla-planner", "random"])
     out = tmp_path / "out"
     first = _cli("run", str(spec), "--out", str(out), "--limit", "1", "--workers", "1")
@@ -145,9 +145,10 @@ def test_limit_is_not_a_failure_and_the_oracle_note_needs_an_oracle(tmp_path: Pa
     with_oracle = _cli(
         "run", str(_spec(tmp_path, ["oracle"])), "--out", str(tmp_path / "o"), "--no-report"
     )
-    assert with_oracle.returncode == 0 and "the oracle is given the active rules" in (
+    assert with_oracle.returncode == 0 and "Controls (not benchmark results)" in (
         with_oracle.stdout
     )
+    assert "Controls" not in first.stdout
 
 
 def test_model_without_base_url_names_the_flag_and_no_provider(

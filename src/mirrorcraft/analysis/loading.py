@@ -334,14 +334,15 @@ def _load_sqlite(path: Path, checker: _Checker) -> LoadedResults:
                 f"{path}: episode {episode_id!r}: record says episode_id {record.episode_id!r}"
             )
         extra = mirror_flag_problem(doc)
-        count, first, last = (steps or {}).get(episode_id, (0, None, None))
-        if count != record.actions_used:
-            # Step rows deleted or added after the run: the runner reruns such an episode,
-            # so it is left out here (and counted) like an episode still to be run.
-            checker.excluded[TRACE_MISMATCH] += 1
-            continue
-        problem = steps_problem(record, count, first, last)
-        extra += [problem] if problem else []
+        if steps is not None:  # a database with no step rows at all holds no traces
+            count, first, last = steps.get(episode_id, (0, None, None))
+            if count != record.actions_used:
+                # Step rows deleted or added after the run: the runner reruns such an
+                # episode, so it is left out here (and counted) like one still to run.
+                checker.excluded[TRACE_MISMATCH] += 1
+                continue
+            problem = steps_problem(record, count, first, last)
+            extra += [problem] if problem else []
         checker.add(record, f"{path}: episode {episode_id!r}", extra)
     return checker.result(path, "sqlite")
 
