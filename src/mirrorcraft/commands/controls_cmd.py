@@ -19,14 +19,23 @@ from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.runner.controls import ControlReport, run_controls
 from mirrorcraft.runner.integrity import scan_episode
 from mirrorcraft.runner.techtree_controls import TechTreeReport, run_techtree_controls
-from mirrorcraft.world.registry import world_problem, world_table
+from mirrorcraft.world.registry import MAIN, STUDIES, world_ids, world_problem
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "controls", help="check routes, the oracle, twin equality, observability and integrity"
     )
-    p.add_argument("--world", action="append", default=None, help="worlds (default: all ten)")
+    p.add_argument(
+        "--world", action="append", default=None, help="worlds (default: the --study's worlds)"
+    )
+    p.add_argument(
+        "--study",
+        choices=[*STUDIES, "all"],
+        default=MAIN,
+        help="packaged worlds to check when no --world is given: main (the ten, default),"
+        " horizon (the horizon study's 25) or all",
+    )
     p.add_argument(
         "--rules", action="append", default=None, help="rule sets (default: vanilla and M01-M06)"
     )
@@ -51,7 +60,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    worlds = args.world or list(world_table())
+    worlds = args.world or world_ids(None if args.study == "all" else args.study)
     rules = args.rules or [VANILLA, *(m.id for m in list_suites())]
     default = techtree_tasks() if args.techtree else progression_tasks()
     try:

@@ -15,7 +15,7 @@ from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.rules.pack import load_pack
 from mirrorcraft.rules.ruleset import RuleSet, vanilla_ruleset
 from mirrorcraft.runner.controls import world_resources
-from mirrorcraft.world.registry import load_world, world_table
+from mirrorcraft.world.registry import load_world, world_ids
 
 
 def add_parser(sub: Any) -> None:
@@ -102,7 +102,7 @@ def _check(ref: str) -> int:
     changed = sorted(k for k, doc in rules.documents.items() if vanilla.documents.get(k) != doc)
     print(f"{name}: loads cleanly; {len(changed)} resource(s) differ from vanilla")
     failures = 0
-    for world in world_table():
+    for world in world_ids():
         blocks, mobs = world_resources(load_world(world))
         reach = analyse(rules, blocks, mobs)
         for task in tasks:

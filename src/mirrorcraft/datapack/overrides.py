@@ -138,9 +138,7 @@ def _recipe_overrides(
             else "nothing"
         )
         return [
-            Override(
-                index, "craft_grid", new.result, shape, before, _stack(new.result, new.count)
-            )
+            Override(index, "craft_grid", new.result, shape, before, _stack(new.result, new.count))
         ]
     if isinstance(new, CookingRecipe):
         station = COOKING_TYPES[new.kind]

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from mirrorcraft.evaluator.tasks import UnknownTaskError, expand_task_selectors, get_task
 
@@ -46,6 +53,9 @@ class ExperimentSpec(BaseModel):
     description: str = ""
     backend: Literal["sim", "mineflayer"] = "sim"
     worlds: tuple[str, ...] = Field(min_length=1)
+    mirror_worlds: tuple[str, ...] | None = None
+    """Worlds whose Mirror twins run (default: every world). The others run Vanilla rules only,
+    as in the paper's horizon study and its third-model study."""
     rules: tuple[str, ...] = Field(
         min_length=1, description="vanilla, suite ids or datapack/manifest paths"
     )
@@ -75,6 +85,17 @@ class ExperimentSpec(BaseModel):
         except UnknownTaskError as exc:
             raise ValueError(str(exc)) from None
 
+    @model_validator(mode="after")
+    def _mirror_worlds_are_worlds(self) -> ExperimentSpec:
+        if self.mirror_worlds is not None:
+            stray = [w for w in self.mirror_worlds if w not in self.worlds]
+            if stray:
+                raise ValueError(f"mirror_worlds names {stray[0]!r}, which is not in worlds")
+        return self
+
+    def runs_mirror(self, world: str) -> bool:
+        return self.mirror_worlds is None or world in self.mirror_worlds
+
     def budget_for(self, task: str) -> int:
         if task in self.budgets:
             return self.budgets[task]
@@ -84,7 +105,9 @@ class ExperimentSpec(BaseModel):
 
     @property
     def hash(self) -> str:
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        # An unset mirror_worlds is left out, so specs written before it existed keep their hash.
+        exclude = {"mirror_worlds"} if self.mirror_worlds is None else None
+        return hashlib.sha256(self.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -135,6 +158,8 @@ def expand(spec: ExperimentSpec) -> list[EpisodeCondition]:
                     for rep in range(spec.repetitions):
                         seed = episode_seed(spec.seed, world, task, agent, model.name, budget, rep)
                         for rules in spec.rules:
+                            if rules != "vanilla" and not spec.runs_mirror(world):
+                                continue
                             for disclosure in spec.disclosure:
                                 if disclosure == "disclosed" and (
                                     rules == "vanilla" or agent not in spec.disclosed_agents
