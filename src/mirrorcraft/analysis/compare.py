@@ -239,9 +239,7 @@ def _split_rows(
         picked = [r for r in react if r.rules != VANILLA and (chosen is None or r.rules in chosen)]
         values: dict[str, Yours] = {
             "hidden_sr": _group([r for r in picked if r.disclosure == HIDDEN], SR, _strata),
-            "disclosed_sr": _group(
-                [r for r in picked if r.disclosure == DISCLOSED], SR, _strata
-            ),
+            "disclosed_sr": _group([r for r in picked if r.disclosure == DISCLOSED], SR, _strata),
             "rie_sr": None if split is None else _estimate(split.rie),
             "gap": None if split is None else _estimate(split.gap),
             "delta_sr": None if split is None else _estimate(split.delta),
