@@ -68,15 +68,23 @@ def check_env(env_id: str, steps: int = 3) -> None:
     assert again.to_json() == first.to_json()
 
 
-@pytest.mark.parametrize("env_id", registered_ids())
+HORIZON_SAMPLE = ["jungle-h4/diamond", "jungle-h4@M02/enchantment", "taiga-h2@M05/iron_armor"]
+"""A few horizon-study ids: generating all 25 horizon worlds here would cost half a minute."""
+
+
+@pytest.mark.parametrize("env_id", registered_ids(studies=("main",)) + HORIZON_SAMPLE)
 def test_generic_env_check(env_id: str) -> None:
     check_env(env_id, steps=2)
 
 
 def test_ids_cover_worlds_rules_and_tasks() -> None:
     ids = registered_ids()
-    assert len(ids) == 10 * 7 * 3
+    # the main study's 210 ids first and unchanged, then the horizon study's 25 worlds
+    assert len(ids) == 10 * 7 * 3 + 25 * 7 * 3
+    assert ids[:210] == registered_ids(studies=("main",))
+    assert len(set(ids)) == len(ids) and all(i in ids for i in HORIZON_SAMPLE)
     assert "plains-1/diamond" in ids and "plains-1@M04/diamond" in ids
+    assert "savanna-h5@M06/enchantment" in ids
     spec = parse_env_id("savanna-2@M06/enchantment")
     assert (spec.world, spec.rules, spec.task) == ("savanna-2", "M06", "enchantment")
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
+
+import pytest
 
 from mirrorcraft.agents.base import EpisodeContext
 from mirrorcraft.agents.llm.voyager import MAX_REPAIRS, VoyagerAgent
@@ -21,7 +24,7 @@ from mirrorcraft.agents.llm.voyager_library import (
 from mirrorcraft.agents.mock_planner import PlannerPolicy
 from mirrorcraft.backends.rulesets import vanilla_rules
 from mirrorcraft.llm.base import CallMeta, Message
-from tests.llm_fakes import HIDDEN_PHRASES, episode
+from tests.llm_fakes import HIDDEN_PHRASES, FakeClient, episode
 from tests.llm_fakes import M05_SHEET as SHEET
 
 PLACE_TABLE = {"skill": "place", "args": {"block": "crafting_table"}}
@@ -46,7 +49,7 @@ def retrieved_lines(user: str) -> list[str]:
 def test_voyager_plays_m05_with_programs_critic_library_and_repairs() -> None:
     record, steps, client, agent = episode(VoyagerAgent, "M05", "diamond")
     assert record.success and record.termination == "success"
-    assert set(record.template_hashes) == {"common", "react", "voyager"}
+    assert set(record.template_hashes) == {"common", "react", "voyager", "observation"}
     # Every primitive is one budgeted action; generation and critic calls cost none but are counted.
     running = (
         len(agent.program.actions) - len(agent.queue) if agent.program else 0
@@ -205,14 +208,65 @@ def test_a_failing_subgoal_gets_at_most_four_repair_rounds() -> None:
             return json.dumps({"explain": "", "plan": "", "program": program})
         return planner(messages, meta)
 
-    record, _steps, client, agent = episode(
-        VoyagerAgent, "vanilla", "diamond", policy=policy, budget=9
+    for agent_cls in (VoyagerAgent, SubgoalRepairVoyager):
+        record, _steps, client, agent = episode(
+            agent_cls, "vanilla", "diamond", policy=policy, budget=9
+        )
+        calls = purposes(client)
+        key = "impossible_thing" if agent.repair_scope == "subgoal" else "episode"
+        assert agent.repairs == {key: MAX_REPAIRS}
+        assert calls.count("program_repair") == MAX_REPAIRS
+        assert calls[: MAX_REPAIRS + 2] == ["program", *["program_repair"] * MAX_REPAIRS, "program"]
+        assert record.actions_used == 9 and all(p["aborted"] for p in agent.programs)
+
+
+class SubgoalRepairVoyager(VoyagerAgent):
+    """The ``voyager[subgoal_repairs]`` reading: the allowance counts per failing subgoal."""
+
+    def __init__(self, name: str, client: object, vanilla: object) -> None:
+        super().__init__(name, client, vanilla, options={"variant": "subgoal_repairs"})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("agent_cls", "limit"), [(VoyagerAgent, 4), (SubgoalRepairVoyager, 8)])
+def test_the_repair_allowance_is_per_episode_unless_the_subgoal_reading_is_chosen(
+    agent_cls: type[VoyagerAgent], limit: int
+) -> None:
+    """Appendix D: "at most four repairs". Two subgoals that always fail, in turns: the
+    default (per episode) stops at 4 repairs in all; the subgoal reading allows 4 each."""
+    planner = PlannerPolicy(vanilla_rules())
+    turn = itertools.count()
+
+    def policy(messages: Sequence[Message], meta: CallMeta | None) -> str:
+        if meta is not None and meta.contract == "voyager_program":
+            subgoal = "first_impossible" if next(turn) % 2 == 0 else "second_impossible"
+            program = {
+                "name": subgoal,
+                "description": "",
+                "subgoal": subgoal,
+                "success": {"kind": "facility_available", "facility": "crafting_table"},
+                "actions": [PLACE_TABLE],
+            }
+            return json.dumps({"explain": "", "plan": "", "program": program})
+        return planner(messages, meta)
+
+    _record, _steps, client, agent = episode(
+        agent_cls, "vanilla", "diamond", policy=policy, budget=20
     )
-    calls = purposes(client)
-    assert agent.repairs == {"impossible_thing": MAX_REPAIRS}
-    assert calls.count("program_repair") == MAX_REPAIRS
-    assert calls[: MAX_REPAIRS + 2] == ["program", *["program_repair"] * MAX_REPAIRS, "program"]
-    assert record.actions_used == 9 and all(p["aborted"] for p in agent.programs)
+    assert purposes(client).count("program_repair") == limit
+    assert sum(agent.repairs.values()) == limit
+
+
+def test_voyager_options_are_checked() -> None:
+    from mirrorcraft.agents.llm.voyager import VoyagerOptionError
+    from mirrorcraft.agents.registry import is_known_agent
+
+    client = FakeClient(lambda m, meta: "")
+    with pytest.raises(VoyagerOptionError, match="repair_scope"):
+        VoyagerAgent("v", client, vanilla_rules(), options={"repair_scope": "forever"})
+    with pytest.raises(VoyagerOptionError, match="unknown Voyager option"):
+        VoyagerAgent("v", client, vanilla_rules(), options={"repairs": 9})
+    assert VoyagerAgent("v", client, vanilla_rules()).repair_scope == "episode"
+    assert is_known_agent("voyager[subgoal_repairs]") and not is_known_agent("voyager[x]")
 
 
 def test_library_capacity_eviction_and_retrieval_limit() -> None:

@@ -37,7 +37,7 @@ def test_xenon_corrects_its_graph_from_an_unexpected_craft_output_in_m05() -> No
     assert (
         record.model_calls == len(client.calls) == record.actions_used + 1
     )  # the prior call counts too
-    assert set(record.template_hashes) == {"common", "xenon"}
+    assert set(record.template_hashes) == {"common", "xenon", "observation"}
     # The iron pickaxe grid made an iron hoe: a contradiction, seen only through the agent's own result.
     hoe = next(c for c in agent.contradictions if c["subgoal"] == "iron_pickaxe")
     assert hoe["produced"] == {"iron_hoe": 1} and hoe["consumed"] == {"iron_ingot": 3, "stick": 2}

@@ -28,6 +28,7 @@ PRICES = PriceTable(
                     "input_per_mtok": 2.0,
                     "output_per_mtok": 8.0,
                     "cached_input_per_mtok": 0.5,
+                    "verified": True,
                 }
             },
         }

@@ -191,7 +191,9 @@ def test_usage_is_estimated_when_missing_and_cost_follows_prices() -> None:
         PriceFile.model_validate(
             {
                 "schema_version": 1,
-                "models": {"priced": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
+                "models": {
+                    "priced": {"input_per_mtok": 1.0, "output_per_mtok": 2.0, "verified": True}
+                },
             }
         )
     )

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from mirrorcraft.analysis.compare import compare
 from mirrorcraft.analysis.loading import load_results
+from mirrorcraft.analysis.reference import load_reference
 from mirrorcraft.analysis.summary import summarize
 from mirrorcraft.report.build import write_report
 from mirrorcraft.report.viewer import page_name
@@ -56,17 +58,22 @@ class Dom(HTMLParser):
         return [a for t, a in self.tags if t == tag]
 
 
+BROWSER_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--no-first-run",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
 def dump_dom(page: Path, profile: Path) -> Dom:
     done = subprocess.run(
         [
             str(CHROMIUM),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--no-first-run",
-            "--disable-component-update",
-            "--disable-sync",
+            *BROWSER_FLAGS,
             f"--user-data-dir={profile}",
             "--dump-dom",
             page.resolve().as_uri(),
@@ -90,7 +97,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     db = write_db(base / "results.db", records, steps)
     loaded = load_results(db)
-    write_report(loaded, summarize(loaded.records), base / "out")
+    comparison = compare(loaded.records, load_reference())
+    write_report(loaded, summarize(loaded.records), base / "out", comparison=comparison)
     return base / "out"
 
 
@@ -135,3 +143,53 @@ def test_index_list_and_viewer_render(report: Path, tmp_path: Path) -> None:
     assert "Milestones reached" in text and "Inventory over time" in text
     for a in viewer.all("a"):
         assert (page.parent / a["href"]).resolve().is_file(), a["href"]
+
+
+def test_the_side_by_side_page_renders_and_its_screenshot_shows_the_table(
+    report: Path, tmp_path: Path
+) -> None:
+    """compare.html in a real browser: every comparison table is in the DOM, and a screenshot
+    of the page's top shows the title and the first rows of Table 2 (dark text on white)."""
+    from matplotlib import image
+
+    page = report / "compare.html"
+    dom = dump_dom(page, tmp_path / "profile")
+    text = " ".join(dom.text)
+    assert len(dom.all("table")) >= 7
+    for title in (
+        "Table 2: Results by configuration and disclosure condition, beside yours",
+        "Table 4: ReAct SR with hidden or disclosed rules by suite, beside yours",
+        "Table 11: Estimates with 95% intervals",
+        "Cochran's Q tests, beside yours",
+    ):
+        assert title in text, title
+    assert "paper only" in text and "both" in text and "Paper in your CI" in text
+    index = dump_dom(report / "index.html", tmp_path / "profile")
+    assert "compare.html" in [a["href"] for a in index.all("a")]
+
+    shot = tmp_path / "compare.png"
+    done = subprocess.run(
+        [
+            str(CHROMIUM),
+            *BROWSER_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--hide-scrollbars",
+            "--window-size=1200,900",
+            f"--screenshot={shot}",
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    assert _png_size("data:image/png;base64," + base64.b64encode(shot.read_bytes()).decode()) == (
+        1200,
+        900,
+    )
+    pixels = image.imread(str(shot))[:, :, :3]
+    dark = (pixels.mean(axis=2) < 0.5).mean()
+    assert 0.01 < dark < 0.5  # text and table rules drawn on a white page, not a blank one
+    rows = (pixels.mean(axis=2) < 0.5).any(axis=1).sum()
+    assert rows > 300  # many lines of text: the table's rows are on screen

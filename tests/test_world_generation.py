@@ -9,7 +9,14 @@ import pytest
 
 from mirrorcraft.rules.game import load_game_data
 from mirrorcraft.world.generate import generate
-from mirrorcraft.world.registry import biome_spec, load_world, palette_for, world_ids, world_table
+from mirrorcraft.world.registry import (
+    UnknownWorldError,
+    biome_spec,
+    load_world,
+    palette_for,
+    world_ids,
+    world_table,
+)
 from mirrorcraft.world.state import WorldState
 
 NEEDED_BLOCKS = [
@@ -27,9 +34,39 @@ NEEDED_BLOCKS = [
 
 def test_ten_worlds_two_per_biome() -> None:
     table = world_table()
-    assert len(table) == 10
-    biomes = sorted(e.biome for e in table.values())
+    main = world_ids()
+    assert len(main) == 10 and all(table[w].study == "main" for w in main)
+    biomes = sorted(table[w].biome for w in main)
     assert biomes == sorted(["plains", "taiga", "snowy_plains", "jungle", "savanna"] * 2)
+    # the main study's worlds are unchanged by the horizon study's (ids, biomes and seeds)
+    assert {w: (table[w].biome, table[w].seed) for w in main} == {
+        f"{b}-{k}": (b, 1000 * i + 100 + k)
+        for i, b in enumerate(["plains", "taiga", "snowy_plains", "jungle", "savanna"], 1)
+        for k in (1, 2)
+    }
+
+
+def test_the_horizon_study_has_25_worlds_of_its_own() -> None:
+    table = world_table()
+    horizon = world_ids("horizon")
+    assert len(horizon) == 25 and len(table) == 35
+    biomes = [table[w].biome for w in horizon]
+    assert all(
+        biomes.count(b) == 5 for b in ["plains", "taiga", "snowy_plains", "jungle", "savanna"]
+    )
+    seeds = [e.seed for e in table.values()]
+    assert len(set(seeds)) == len(seeds)  # no seed is reused
+    assert set(world_ids(None)) == set(table)
+    with pytest.raises(UnknownWorldError, match="unknown world study"):
+        world_ids("moon")
+
+
+@pytest.mark.parametrize("world_id", ["plains-h3", "savanna-h5"])
+def test_horizon_worlds_generate_with_every_task_resource(world_id: str) -> None:
+    """Two of the 25 here (the controls check all of them: mirrorcraft controls --study horizon)."""
+    test_every_world_has_every_task_resource_and_ores_are_underground(world_id)
+    entry = world_table()[world_id]
+    assert load_world(world_id).world.biome == entry.biome
 
 
 def test_generation_is_deterministic_and_seed_dependent() -> None:

@@ -20,7 +20,7 @@ from mirrorcraft.backends.sim import SimEpisode
 from mirrorcraft.body.config import BodyConfig
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.evaluator.tasks import budget_problem, get_task, progression_tasks
-from mirrorcraft.world.registry import load_world, world_ids
+from mirrorcraft.world.registry import STUDIES, load_world, world_ids
 
 
 class EnvIdError(ValueError):
@@ -49,10 +49,15 @@ def parse_env_id(env_id: str) -> EnvSpec:
 
 def registered_ids(
     rule_sets: tuple[str, ...] = (VANILLA, "M01", "M02", "M03", "M04", "M05", "M06"),
+    studies: tuple[str, ...] = STUDIES,
 ) -> list[str]:
-    """Every packaged world x rule set x progression task (tech-tree ids work in ``make``)."""
+    """Every packaged world x rule set x progression task (tech-tree ids work in ``make``).
+
+    The main study's ten worlds come first (210 ids), then the horizon study's 25 (525).
+    """
     tasks = progression_tasks()
-    return [EnvSpec(w, r, t).id for w in world_ids() for r in rule_sets for t in tasks]
+    worlds = [w for study in studies for w in world_ids(study)]
+    return [EnvSpec(w, r, t).id for w in worlds for r in rule_sets for t in tasks]
 
 
 class MirrorCraftEnv:

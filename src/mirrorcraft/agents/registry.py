@@ -45,7 +45,11 @@ def split_name(name: str) -> tuple[str, str | None]:
 
 
 def agent_variants(base: str) -> tuple[str, ...]:
-    """The named variants (ablations) a configuration offers."""
+    """The named variants (ablations, readings of the paper) a configuration offers."""
+    if base == "voyager":
+        from mirrorcraft.agents.llm.voyager import VARIANTS
+
+        return tuple(VARIANTS)
     if base != "mineevolve":
         return ()
     from mirrorcraft.agents.mineevolve.config import default_config

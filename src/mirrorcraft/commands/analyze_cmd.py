@@ -64,6 +64,13 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("analyze", help="print Score, SR, RIE and the other tables for results")
     add_common_arguments(p)
+    p.add_argument(
+        "--compare",
+        metavar="REFERENCE",
+        default=None,
+        help="put your numbers beside published ones instead: 'paper' (the MirrorCraft "
+        "paper's tables) or a reference YAML file of the same layout",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document instead")
     p.set_defaults(handler=run)
 
@@ -128,8 +135,46 @@ def text_report(loaded: LoadedResults, summary: dict[str, Any]) -> str:
     return "\n".join(blocks)
 
 
+def comparison(args: argparse.Namespace, loaded: LoadedResults) -> dict[str, Any] | None:
+    """The side-by-side document for ``--compare`` (None when it is not asked for)."""
+    name = getattr(args, "compare", None)
+    if name is None or name == "none":
+        return None
+    from mirrorcraft.analysis.compare import compare
+    from mirrorcraft.analysis.reference import ReferenceDataError, load_reference
+
+    try:
+        reference = load_reference(name)
+    except ReferenceDataError as exc:
+        raise UserError(str(exc)) from None
+    return compare(loaded.records, reference, threshold=args.threshold)
+
+
+def compare_report(loaded: LoadedResults, doc: dict[str, Any]) -> str:
+    from mirrorcraft.report.compare_tables import comparison_tables
+    from mirrorcraft.report.render import render_text
+
+    c = doc["counts"]
+    families = ", ".join(f"{k} -> {v}" for k, v in sorted(doc["model_families"].items()))
+    head = (
+        f"{loaded.path}: {len(loaded.records)} episodes beside {doc['reference']['title']}\n"
+        f"your models by paper family: {families or 'none'}\n"
+        f"{c['both']} quantities on both sides ({c['paper_in_your_ci']} of "
+        f"{c['with_interval']} published values inside your 95% interval), "
+        f"{c['paper only']} only in the paper, {c['yours only']} only in yours\n"
+    )
+    return "\n".join([head, *(render_text(t) for t in comparison_tables(doc))])
+
+
 def run(args: argparse.Namespace) -> int:
     loaded, summary = load(args)
+    doc = comparison(args, loaded)
+    if doc is not None:
+        if args.json:
+            sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
+        else:
+            sys.stdout.write(compare_report(loaded, doc))
+        return 0
     if args.json:
         sys.stdout.write(json.dumps(summary, indent=1, sort_keys=False, allow_nan=False) + "\n")
     else:

@@ -20,7 +20,7 @@ from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.runner.controls import ControlReport, run_controls
 from mirrorcraft.runner.integrity import scan_episode
 from mirrorcraft.runner.techtree_controls import TechTreeReport, run_techtree_controls
-from mirrorcraft.world.registry import world_problem, world_table
+from mirrorcraft.world.registry import MAIN, STUDIES, world_ids, world_problem
 
 
 def add_parser(sub: Any) -> None:
@@ -28,10 +28,17 @@ def add_parser(sub: Any) -> None:
         "controls", help="check routes, the oracle, twin equality, observability and integrity"
     )
     p.add_argument(
+        "--study",
+        choices=[*STUDIES, "all"],
+        default=MAIN,
+        help="packaged worlds to check when no --world is given: main (the ten, default),"
+        " horizon (the horizon study's 25) or all",
+    )
+    p.add_argument(
         "--world",
         action="append",
         default=None,
-        help="worlds, repeated or comma-separated (default: all ten)",
+        help="worlds, repeated or comma-separated (default: the --study's worlds)",
     )
     p.add_argument(
         "--rules",
@@ -67,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         list_option(args.rules),
         list_option(args.task),
     )
-    worlds = args.world or list(world_table())
+    worlds = args.world or world_ids(None if args.study == "all" else args.study)
     rules = args.rules or [VANILLA, *(m.id for m in list_suites())]
     default = techtree_tasks() if args.techtree else progression_tasks()
     try:

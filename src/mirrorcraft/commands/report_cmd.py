@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mirrorcraft.commands.analyze_cmd import add_common_arguments, load
+from mirrorcraft.commands.analyze_cmd import add_common_arguments, comparison, load
 from mirrorcraft.commands.common import UserError
 
 
@@ -21,6 +21,13 @@ def add_parser(sub: Any) -> None:
     )
     add_common_arguments(p)
     p.add_argument("--out", required=True, help="directory to write the report into")
+    p.add_argument(
+        "--compare",
+        metavar="REFERENCE",
+        default="paper",
+        help="published results to put beside yours in compare.html: 'paper' (default), a "
+        "reference YAML file of the same layout, or 'none'",
+    )
     p.add_argument(
         "--no-viewer",
         action="store_true",
@@ -34,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory")
     loaded, summary = load(args)
+    doc = comparison(args, loaded)
     try:
         from mirrorcraft.report.build import write_report
     except ImportError as exc:  # matplotlib is a runtime dependency; say so if it is missing
@@ -43,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         ) from None
 
     try:
-        files = write_report(loaded, summary, out, viewer=not args.no_viewer)
+        files = write_report(loaded, summary, out, viewer=not args.no_viewer, comparison=doc)
     except OSError as exc:
         raise UserError(f"cannot write the report into {out}: {exc.strerror or exc}") from None
     sys.stdout.write(

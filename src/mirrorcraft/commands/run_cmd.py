@@ -280,11 +280,14 @@ def _headline(db: Path, spec: ExperimentSpec) -> str:
 
 
 def _report(out: Path, spec: ExperimentSpec) -> str:
+    from mirrorcraft.analysis.compare import compare
+    from mirrorcraft.analysis.reference import load_reference
     from mirrorcraft.report.build import write_report
 
     loaded, summary = _summary(out / "results.sqlite", spec)
     viewer = len(loaded.records) <= VIEWER_LIMIT
-    write_report(loaded, summary, out / "report", viewer=viewer)
+    beside = compare(loaded.records, load_reference())  # the report's compare.html
+    write_report(loaded, summary, out / "report", viewer=viewer, comparison=beside)
     suffix = (
         ""
         if viewer

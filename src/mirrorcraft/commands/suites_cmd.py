@@ -16,7 +16,7 @@ from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.rules.pack import load_pack
 from mirrorcraft.rules.ruleset import RuleSet, vanilla_ruleset
 from mirrorcraft.runner.controls import world_resources
-from mirrorcraft.world.registry import load_world, world_table
+from mirrorcraft.world.registry import load_world, world_ids
 
 
 def add_parser(sub: Any) -> None:
@@ -104,7 +104,7 @@ def _check(ref: str, show: bool | None) -> int:
     changed = sorted(k for k, doc in rules.documents.items() if vanilla.documents.get(k) != doc)
     print(f"{name}: loads cleanly; {len(changed)} resource(s) differ from vanilla")
     failures = 0
-    worlds = list(world_table())
+    worlds = world_ids()
     line = ProgressLine("route check", len(worlds), unit="worlds", enabled=show)
     for world in worlds:
         line.set_note(world)

@@ -68,9 +68,22 @@ class CompiledSuite:
         files = {PurePosixPath(p): b for p, b in self.file_bytes().items()}
         return pack_from_files(files, self.manifest.id)
 
-    def render_sheet(self) -> str:
+    def render_prose(self) -> str:
+        """The prose rule sheet: the suite's name and one sentence per change."""
         head = f"{self.manifest.id}: {self.manifest.name}"
         return "\n".join([head, *(f"{i}. {line}" for i, line in enumerate(self.sheet, 1))])
+
+    def render_sheet(self, vanilla: RuleSet | None = None) -> str:
+        """The disclosed rule sheet: the prose sheet, then the structured overrides.
+
+        ``vanilla`` is the rule set the suite was compiled against (the packaged one
+        by default); the structured lines compare the compiled rules with it.
+        """
+        from mirrorcraft.datapack.overrides import render_overrides, structured_overrides
+        from mirrorcraft.rules.ruleset import vanilla_ruleset
+
+        lines = structured_overrides(self, vanilla or vanilla_ruleset())
+        return self.render_prose() + "\n" + render_overrides(lines)
 
 
 class _Compiler:

@@ -17,6 +17,7 @@ __all__ = [
     "find_suite",
     "list_suites",
     "load_manifest_file",
+    "rule_sheet",
     "suite_pack",
 ]
 
@@ -51,6 +52,12 @@ def compiled(manifest: Manifest, vanilla: RuleSet | None = None) -> CompiledSuit
     if vanilla is None:
         return _compiled(manifest)
     return compile_manifest(manifest, vanilla)
+
+
+@lru_cache(maxsize=32)
+def rule_sheet(manifest: Manifest) -> str:
+    """The disclosed rule sheet (prose, then structured overrides) of a suite, computed once."""
+    return _compiled(manifest).render_sheet(vanilla_ruleset())
 
 
 def suite_pack(manifest: Manifest) -> PackData:

@@ -77,9 +77,15 @@ class JudgeVerdict(_Reply):
     warnings: tuple[str, ...] = ()
     task_assessments: tuple[TaskAssessment, ...]
     change_assessments: tuple[dict[str, Any], ...] = ()
+    diversity: dict[str, Any] | None = None
+    """Rule suites: the closest accepted suite and whether the candidate is distinct from it."""
     revision_instructions: tuple[RevisionInstruction, ...] = ()
 
     _texts = field_validator("hard_failures", "warnings", mode="before")(_as_texts)
+
+    def repeats_accepted(self) -> bool:
+        """The judge found the candidate not distinct from an accepted suite."""
+        return isinstance(self.diversity, dict) and self.diversity.get("distinct") is False
 
     def unsolvable(self, tasks: Sequence[str]) -> list[str]:
         said = {a.task: a.solvable for a in self.task_assessments}

@@ -19,6 +19,7 @@ from mirrorcraft.datapack.manifest import Manifest, ManifestError, parse_manifes
 from mirrorcraft.datapack.suites import list_suites
 from mirrorcraft.design.biome_catalog import biome_catalog, packaged_biomes
 from mirrorcraft.design.biome_report import BiomeCandidate, biome_report
+from mirrorcraft.design.diversity import accepted_suites, accepted_summary
 from mirrorcraft.design.mirror_catalog import mirror_catalog
 from mirrorcraft.design.mirror_report import MirrorCandidate, mirror_report
 from mirrorcraft.design.report import StaticReport
@@ -111,6 +112,10 @@ class MirrorKind:
     def prompt_values(self) -> dict[str, str]:
         return {"SUITE_ID": self.suite_id}
 
+    def judge_values(self) -> dict[str, str]:
+        """The accepted suites the judge screens the candidate's diversity against."""
+        return {"ACCEPTED_SUITES": accepted_summary(accepted_suites(self.suite_id))}
+
     def sampler(self, seed: int) -> MirrorSampler:
         return MirrorSampler(mirror_catalog(self.tasks), seed, self.suite_id)
 
@@ -175,6 +180,9 @@ class BiomeKind:
 
     def prompt_values(self) -> dict[str, str]:
         return {"BASE": self.base, "NAME": self.biome_name}
+
+    def judge_values(self) -> dict[str, str]:
+        return {}
 
     def sampler(self, seed: int) -> BiomeSampler:
         return BiomeSampler(biome_spec(self.base), seed, self.biome_name)

@@ -3,10 +3,11 @@
 Each round the designer receives the user constraints, the catalog, the current
 spec, its static report and the previous judge report (verdict ``not_run`` when
 there is none) and returns a complete replacement spec. The candidate gets a
-static report; the judge, which sees only the candidate spec and that report,
-returns a verdict. A candidate is accepted when it compiled, its static report
-has no hard failure, and the judge says ``accept`` with no hard failure and
-every selected task solvable. The deterministic controls then run on it; only a
+static report; the judge, which sees only the candidate spec, that report and
+(for rule suites) the suites already accepted, returns a verdict. A candidate is
+accepted when it compiled, its static report has no hard failure, and the judge
+says ``accept`` with no hard failure, every selected task solvable and (rule
+suites) the candidate distinct from the accepted suites. The deterministic controls then run on it; only a
 candidate that passes them is usable. Failed controls go back to the designer as
 hard failures in the static report. Unusable replies get one repair call each.
 Nothing in the loop ever sees an agent episode.
@@ -99,6 +100,9 @@ def _reasons(cand: Candidate, verdict: JudgeVerdict | None, tasks: Sequence[str]
     unsolvable = verdict.unsolvable(tasks)
     if unsolvable:
         out.append(f"judge deems {', '.join(unsolvable)} unsolvable")
+    if verdict.repeats_accepted():
+        closest = (verdict.diversity or {}).get("closest_suite", "an accepted suite")
+        out.append(f"judge finds it not distinct from {closest}")
     return out
 
 
@@ -163,6 +167,7 @@ class Designer:
             "TASKS": ", ".join(self.tasks),
             "SPEC": canonical(spec),
             "STATIC_REPORT": canonical(report),
+            **self.kind.judge_values(),
         }
         return [
             Message("system", self.tmpl.render("judge_system", {})),

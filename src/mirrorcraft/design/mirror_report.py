@@ -10,6 +10,7 @@ relevance and encounterability (``encounter.py``). Codes are listed in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -34,6 +35,7 @@ from mirrorcraft.design.dependency import (
     vanilla_familiar,
     vanilla_routes,
 )
+from mirrorcraft.design.diversity import accepted_suites, check_diversity
 from mirrorcraft.design.encounter import assess_changes
 from mirrorcraft.design.mirror_catalog import (
     LARGE_COUNT,
@@ -221,8 +223,13 @@ def mirror_report(
     *,
     allow_packaged: bool = False,
     fail_fast: bool = False,
+    accepted: Sequence[Manifest] | None = None,
 ) -> MirrorCandidate:
-    """Validate, compile and analyse a candidate manifest (a mapping or a ``Manifest``)."""
+    """Validate, compile and analyse a candidate manifest (a mapping or a ``Manifest``).
+
+    ``accepted`` are the suites already accepted, for the diversity section (default:
+    the packaged suites other than one with the candidate's id).
+    """
     report = StaticReport("mirror")
     try:
         manifest = raw if isinstance(raw, Manifest) else parse_manifest(raw, "spec")
@@ -243,6 +250,13 @@ def mirror_report(
     for note in suite.notes:
         report.warn("compiler_note", note)
     _check_effects(report, suite, vanilla)
+    check_diversity(
+        report,
+        suite,
+        vanilla,
+        rules,
+        accepted_suites(manifest.id) if accepted is None else accepted,
+    )
     views = packaged_views()
     mir: list[WorldRoutes] = []
     for view in views:

@@ -2,10 +2,10 @@
 
 Prices live in a versioned YAML file: the packaged ``data/prices.yaml`` unless
 the caller passes a path or sets ``MIRRORCRAFT_PRICES`` to one. A model the
-table does not know costs ``None`` ("unknown"), never zero. Entries marked
-``verified: false`` are assumptions that nobody has checked against the
-provider's price page; their costs are computed but a warning is logged once
-per model so that nobody mistakes them for billed amounts.
+table does not know costs ``None`` ("unknown"), never zero. So does an entry
+marked ``verified: false`` (a figure nobody has checked on the provider's price
+page): its numbers are kept for reference, no cost is computed from them, and a
+warning is logged once per model.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class PriceTable:
         completion_tokens: int,
         cached_prompt_tokens: int = 0,
     ) -> float | None:
-        """Dollar cost of one call, or None when the model has no price here.
+        """Dollar cost of one call, or None when the model has no verified price here.
 
         Cached prompt tokens are billed at the cached-input price when the
         entry has one, else at the normal input price.
@@ -102,13 +102,15 @@ class PriceTable:
         price = self.lookup(model)
         if price is None:
             return None
-        if not price.verified and model not in self._warned:
-            self._warned.add(model)
-            log.warning(
-                "price for model %r in %s is an unverified assumption; treat costs as estimates",
-                model,
-                self.origin,
-            )
+        if not price.verified:
+            if model not in self._warned:
+                self._warned.add(model)
+                log.warning(
+                    "price for model %r in %s is unverified; its cost is reported as unknown",
+                    model,
+                    self.origin,
+                )
+            return None
         cached = max(0, min(cached_prompt_tokens, prompt_tokens))
         cached_rate = (
             price.cached_input_per_mtok

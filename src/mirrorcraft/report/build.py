@@ -90,6 +90,7 @@ def _index_html(
     summary: dict[str, Any],
     tables: Sequence[Table],
     figures: Sequence[Figure],
+    pages: Sequence[tuple[str, str]] = (),
 ) -> str:
     counts = summary["episodes"]
     meta = (
@@ -112,9 +113,10 @@ def _index_html(
             f"{counts['controls']} episode(s) of control agents appear only in the controls table"
         )
     notes += skipped(summary)
-    links = [(f.ident, f.title) for f in figures]
-    links += [(t.key, t.title) for t in tables]
-    contents = "".join(f'<li><a href="#{escape(k)}">{escape(t)}</a></li>' for k, t in links)
+    links = [(f"#{f.ident}", f.title) for f in figures]
+    links += [(f"#{t.key}", t.title) for t in tables]
+    links += list(pages)
+    contents = "".join(f'<li><a href="{escape(k)}">{escape(t)}</a></li>' for k, t in links)
     return fill(
         "report.html",
         title="MirrorCraft results",
@@ -223,11 +225,28 @@ def _write_episodes(loaded: LoadedResults, records: Sequence[EpisodeRecord], fol
 
 
 def write_report(
-    loaded: LoadedResults, summary: dict[str, Any], out: Path, *, viewer: bool = True
+    loaded: LoadedResults,
+    summary: dict[str, Any],
+    out: Path,
+    *,
+    viewer: bool = True,
+    comparison: dict[str, Any] | None = None,
 ) -> ReportFiles:
-    """Write the whole report directory for ``loaded`` (summarized as ``summary``)."""
+    """Write the whole report directory for ``loaded`` (summarized as ``summary``).
+
+    ``comparison`` (``analysis.compare.compare``) adds the side-by-side page
+    ``compare.html`` and an overview table in the index.
+    """
     out.mkdir(parents=True, exist_ok=True)
     tables = build_tables(summary)
+    links: list[tuple[str, str]] = []
+    if comparison is not None:
+        from mirrorcraft.report.compare_tables import summary_table, write_compare_page
+
+        compared = write_compare_page(comparison, out)
+        tables.append(summary_table(comparison))
+        links = [("compare.html", "Your results beside the paper (compare.html)")]
+        links += [(f"compare.html#{t.key}", t.title) for t in compared]
     table_dir = out / "tables"
     table_dir.mkdir(exist_ok=True)
     for t in tables:
@@ -239,7 +258,9 @@ def write_report(
         json.dumps(summary, indent=1, allow_nan=False) + "\n", encoding="utf-8"
     )
     figures = _figures(summary)
-    (out / "index.html").write_text(_index_html(loaded, summary, tables, figures), encoding="utf-8")
+    (out / "index.html").write_text(
+        _index_html(loaded, summary, tables, figures, links), encoding="utf-8"
+    )
     records = sorted(loaded.records, key=_episode_order)
     episodes_meta = (
         f"{len(records)} episodes; rule encounters are marked in each page's step list."

@@ -23,7 +23,7 @@ from typing import Any
 
 from mirrorcraft.agents.registry import make_agent, needs_model
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
-from mirrorcraft.datapack.suites import compiled, find_suite, load_manifest_file
+from mirrorcraft.datapack.suites import find_suite, load_manifest_file, rule_sheet
 from mirrorcraft.evaluator.tasks import get_task
 from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.runner.episode import EpisodeSpec, run_episode
@@ -72,7 +72,7 @@ def rule_sheet_for(rules: str) -> str | None:
 
         if Path(rules).is_file():
             manifest = load_manifest_file(Path(rules))
-    return compiled(manifest).render_sheet() if manifest is not None else None
+    return rule_sheet(manifest) if manifest is not None else None
 
 
 async def run_job_async(job: Job) -> tuple[str, Any]:

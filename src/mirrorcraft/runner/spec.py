@@ -22,6 +22,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from mirrorcraft.agents.registry import needs_model
@@ -67,6 +68,9 @@ class ExperimentSpec(BaseModel):
     description: str = ""
     backend: Literal["sim", "mineflayer"] = "sim"
     worlds: tuple[str, ...] = Field(min_length=1)
+    mirror_worlds: tuple[str, ...] | None = None
+    """Worlds whose Mirror twins run (default: every world). The others run Vanilla rules only,
+    as in the paper's horizon study and its third-model study."""
     rules: tuple[str, ...] = Field(
         min_length=1, description="vanilla, suite ids or datapack/manifest paths"
     )
@@ -114,6 +118,17 @@ class ExperimentSpec(BaseModel):
             return raw  # the type check words the error
         return expand_budgets(raw, info.data.get("tasks"))
 
+    @model_validator(mode="after")
+    def _mirror_worlds_are_worlds(self) -> ExperimentSpec:
+        if self.mirror_worlds is not None:
+            stray = [w for w in self.mirror_worlds if w not in self.worlds]
+            if stray:
+                raise ValueError(f"mirror_worlds names {stray[0]!r}, which is not in worlds")
+        return self
+
+    def runs_mirror(self, world: str) -> bool:
+        return self.mirror_worlds is None or world in self.mirror_worlds
+
     def budget_for(self, task: str) -> int:
         if task in self.budgets:
             return self.budgets[task]
@@ -132,7 +147,10 @@ class ExperimentSpec(BaseModel):
 
     @property
     def hash(self) -> str:
-        return hashlib.sha256(self.redacted().model_dump_json().encode()).hexdigest()[:16]
+        # Fields added later are left out while unset, so older specs keep their hash.
+        unset = {k for k in ("mirror_worlds", "call_budget") if getattr(self, k) is None}
+        dump = self.redacted().model_dump_json(exclude=unset or None)
+        return hashlib.sha256(dump.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -185,6 +203,8 @@ def expand(spec: ExperimentSpec) -> list[EpisodeCondition]:
                     for rep in range(spec.repetitions):
                         seed = episode_seed(spec.seed, world, task, agent, model.name, budget, rep)
                         for rules in spec.rules:
+                            if rules != "vanilla" and not spec.runs_mirror(world):
+                                continue
                             for disclosure in spec.disclosure:
                                 if disclosure == "disclosed" and (
                                     rules == "vanilla" or agent not in spec.disclosed_agents

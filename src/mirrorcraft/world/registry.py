@@ -21,11 +21,18 @@ class UnknownWorldError(KeyError):
         return str(self.args[0]) if self.args else "unknown world"
 
 
+MAIN = "main"
+HORIZON = "horizon"
+STUDIES = (MAIN, HORIZON)
+"""The packaged world sets: the main study's ten worlds and the horizon study's 25."""
+
+
 @dataclass(frozen=True)
 class WorldEntry:
     world_id: str
     biome: str
     seed: int
+    study: str = MAIN
 
 
 def _data_dir() -> Path:
@@ -34,15 +41,20 @@ def _data_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def world_table() -> dict[str, WorldEntry]:
+    """Every packaged world, of every study."""
     path = _data_dir() / "worlds.yaml"
     raw = load_yaml_file(path)
     return {
-        wid: WorldEntry(wid, str(v["biome"]), int(v["seed"])) for wid, v in raw["worlds"].items()
+        wid: WorldEntry(wid, str(v["biome"]), int(v["seed"]), str(v.get("study", MAIN)))
+        for wid, v in raw["worlds"].items()
     }
 
 
-def world_ids() -> list[str]:
-    return list(world_table())
+def world_ids(study: str | None = MAIN) -> list[str]:
+    """The packaged worlds of one study (the main study's ten by default; None: all)."""
+    if study is not None and study not in STUDIES:
+        raise UnknownWorldError(f"unknown world study {study!r} (known: {', '.join(STUDIES)})")
+    return [w for w, e in world_table().items() if study is None or e.study == study]
 
 
 @lru_cache(maxsize=16)

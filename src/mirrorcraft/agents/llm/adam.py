@@ -89,6 +89,17 @@ class AdamAgent(LLMAgent):
         self.intent: tuple[str, dict[str, Any]] | None = None
         self.prev_obs: Observation | None = None
 
+    def learned_rules(self) -> list[dict[str, str]] | None:
+        """Edges an executed intervention verified: the LEARNED RULES of the observation block."""
+        out = []
+        for edge in self.graph.edges.values():
+            if edge.status != "verified":
+                continue
+            skill, _, args = edge.sample_key.partition(" ")
+            effects = ", ".join(sorted(edge.effect_names())) or "nothing"
+            out.append({"skill": skill, "target": args, "output": effects})
+        return out
+
     async def decide(self, obs: Observation) -> tuple[dict[str, Any], str] | None:
         self._ingest(obs)
         if self.discover_now or (

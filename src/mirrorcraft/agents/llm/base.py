@@ -59,7 +59,9 @@ class LLMAgent:
 
     @property
     def template_hashes(self) -> dict[str, str]:
-        return {n: load_template(n).digest for n in self.template_names}
+        """Hashes of every template file the prompts use (the observation block's included)."""
+        names = dict.fromkeys((*self.template_names, "observation"))
+        return {n: load_template(n).digest for n in names}
 
     # -- episode lifecycle ---------------------------------------------------------------
     def start(self, ctx: EpisodeContext) -> None:
@@ -135,8 +137,17 @@ class LLMAgent:
         key = (id(obs), obs.step, len(self.history.steps))
         if self._fields_key != key:
             self._fields = observation_fields(obs, self.history, self.prior, self.tools)
+            self._fields["learned_rules"] = self.learned_rules()
             self._fields_key = key
         return self._fields
+
+    def learned_rules(self) -> list[dict[str, str]] | None:
+        """The configuration's own verified transformations for the LEARNED RULES line.
+
+        Each entry is ``{"skill", "target", "output"}``. None (the default) means the
+        configuration keeps no such ledger and the line is left out of its block.
+        """
+        return None
 
     def observation_text(self, obs: Observation, *, with_feedback: bool = True) -> str:
         return render_fields(self.fields(obs), with_feedback=with_feedback)

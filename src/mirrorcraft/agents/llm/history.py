@@ -122,7 +122,11 @@ class History:
         return n
 
     def unused_output(self, inventory: Mapping[str, int]) -> dict[str, Any] | None:
-        """The last transformation was repeated while its earlier output is still unused."""
+        """The last transformation was repeated while its earlier output is still unused.
+
+        ``times`` counts the identical successful transformations in a row at the end
+        of the episode's crafting and smelting (2 on the first repeat).
+        """
         done = [s for s in self.steps if s.result.ok and s.result.skill in ("craft_grid", "smelt")]
         if len(done) < 2 or done[-1].key != done[-2].key:
             return None
@@ -130,7 +134,12 @@ class History:
         unused = {k: inventory.get(k, 0) for k in produced if inventory.get(k, 0) > produced[k]}
         if not unused:
             return None
-        return {"action": _compact(done[-1].action), "output_in_inventory": unused}
+        times = 0
+        for s in reversed(done):
+            if s.key != done[-1].key:
+                break
+            times += 1
+        return {"action": _compact(done[-1].action), "output_in_inventory": unused, "times": times}
 
     def verified_effects(self) -> list[dict[str, Any]]:
         return list(self.effects.values())

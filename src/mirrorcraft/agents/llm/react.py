@@ -48,7 +48,7 @@ class ReActAgent(LLMAgent):
             {
                 "RECENT_COUNT": str(self.trace_length),
                 "RECENT_STEPS": "\n".join(step_line(s) for s in recent) or "(none yet)",
-                "OBSERVATION": self.observation_text(obs),
+                "OBSERVATION": self.observation_text(obs, with_feedback=False),
             },
         )
         return f"{prefix}\n{user}" if prefix else user

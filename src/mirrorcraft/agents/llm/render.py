@@ -1,13 +1,19 @@
 """The shared observation block every LLM configuration receives.
 
-It carries every field of the paper's shared observation (task route and next
-milestone, budget, inventory, equipment, experience, capabilities, facilities,
-nearby targets, drops and entities, position, survival, completed advancements,
-latest result, blockers, failure and stagnation cycles, verified action effects,
-static vanilla recipe hypotheses, actionable verified transformations and
-unused-output warnings). The recipe hypotheses come from the packaged vanilla
-pack: a public prior, never the connected world's rules. Nothing here says
-whether the rules differ.
+``observation_fields`` computes the values of every field of the paper's shared
+observation block (appendix L.8): goal, task route, task state, budget, current
+blocker, inventory, equipment, experience, capabilities, the three facility
+lines (available facility fact, observed facilities, owned unplaced
+facilities), nearby targets, drops and entities, completed advancements,
+position, current progress, verified action effects, static vanilla recipe
+hypotheses, actionable verified transformations, the two unused-output
+warnings, last-action feedback, the stagnation warning with the forbidden exact
+action, blocked-action prerequisites, failure and stagnation cycles and, for a
+configuration that keeps them, its learned rules. ``render_fields`` writes them
+as lines in the paper's order from the template file ``prompts/observation.md``;
+enchanted items, biome and survival are MirrorCraft additions. The recipe
+hypotheses come from the packaged vanilla pack: a public prior, never the
+connected world's rules. Nothing here says whether the rules differ.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 
 from mirrorcraft.agents.knowledge import Belief, CraftOption, build_belief, concrete_grid
 from mirrorcraft.agents.llm.history import History
+from mirrorcraft.agents.llm.templates import load_template
 from mirrorcraft.agents.planner import Memory, Planner, goal_of
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.evaluator.tasks import get_task
@@ -25,6 +32,10 @@ from mirrorcraft.rules.ruleset import RuleSet
 
 HYPOTHESIS_LIMIT = 8
 FACILITIES = ("crafting_table", "furnace", "blast_furnace", "smoker", "enchanting_table")
+JAVA_VERSION = "1.19"
+REPEATS_BEFORE_BLOCK = 3
+"""A transformation repeated this many times in a row with its output unused gets the
+blocking variant of the unused-output warning (the quantity-check variant before)."""
 
 
 def j(value: Any) -> str:
@@ -39,6 +50,8 @@ class VanillaPrior:
     relevant: frozenset[str]
     options: tuple[CraftOption, ...] = ()
     """The vanilla crafting options whose output is relevant (filtered once)."""
+    singular: frozenset[str] = frozenset(FACILITIES)
+    """Items of which one is enough (facilities, and items that do not stack: tools, armour)."""
 
     @classmethod
     def for_task(cls, vanilla: RuleSet, task: str) -> VanillaPrior:
@@ -47,7 +60,10 @@ class VanillaPrior:
         items, _uses = Planner(belief, Memory())._relevant(goal[1])
         relevant = frozenset(items)
         options = tuple(o for o in belief.crafts if o.outputs and o.outputs[0][0] in relevant)
-        return cls(belief, relevant, options)
+        singular = frozenset(FACILITIES) | frozenset(
+            item for item, stack in vanilla.game.items.items() if stack == 1
+        )
+        return cls(belief, relevant, options, singular)
 
     def hypotheses(self, inventory: dict[str, int], facilities: set[str]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -76,7 +92,7 @@ class VanillaPrior:
 
 
 def capabilities(obs: Observation, tools: dict[str, tuple[str, str]]) -> dict[str, Any]:
-    """Owned tools by kind (best tier) and the facilities at hand."""
+    """Owned tools by kind (best tier); facilities have their own lines."""
     best: dict[str, str] = {}
     order = ["wood", "gold", "stone", "iron", "diamond", "netherite"]
     for item in obs.inventory:
@@ -84,11 +100,38 @@ def capabilities(obs: Observation, tools: dict[str, tuple[str, str]]) -> dict[st
             kind, tier = tools[item]
             if kind not in best or order.index(tier) > order.index(best[kind]):
                 best[kind] = tier
-    return {
-        "tools": best,
-        "facilities_nearby": sorted({f.id for f in obs.facilities}),
-        "owned_unplaced_facilities": sorted(i for i in obs.inventory if i in FACILITIES),
-    }
+    return {"tools": best}
+
+
+def owned_unplaced(obs: Observation) -> list[dict[str, Any]]:
+    """Facilities in the inventory, each with the action that places it."""
+    return [
+        {
+            "item": item,
+            "count": obs.inventory[item],
+            "place": {"skill": "place", "args": {"block": item}},
+        }
+        for item in sorted(i for i in obs.inventory if i in FACILITIES)
+    ]
+
+
+def highest_completed(obs: Observation) -> str:
+    done = [m for m in obs.progress.milestones if m.done]
+    if not done:
+        return "none"
+    best = max(done, key=lambda m: m.value)
+    return f"{best.title} ({best.advancement})"
+
+
+def unused_output_variant(warning: dict[str, Any] | None, singular: frozenset[str]) -> str | None:
+    """``blocked`` when one of the unused output suffices or the repeat ran long, else ``quantity``."""
+    if not warning:
+        return None
+    if warning.get("times", 0) >= REPEATS_BEFORE_BLOCK or any(
+        item in singular for item in warning["output_in_inventory"]
+    ):
+        return "blocked"
+    return "quantity"
 
 
 def blocker(history: History) -> dict[str, Any] | None:
@@ -121,8 +164,10 @@ def observation_fields(
     p = obs.progress
     inv = dict(obs.inventory)
     last = obs.last_result
+    warning = history.unused_output(inv)
+    repeats = history.repeat_count()
     return {
-        "goal": f"complete the advancement {p.milestones[-1].title} ({p.milestones[-1].advancement})",
+        "goal": f"the advancement {p.milestones[-1].title} ({p.milestones[-1].advancement})",
         "task": {
             "title": p.title,
             "route": [
@@ -152,6 +197,11 @@ def observation_fields(
         "equipped": obs.equipped,
         "experience": {"level": obs.experience_level},
         "capabilities": capabilities(obs, tools),
+        "nearby_facilities": sorted({f.id for f in obs.facilities}),
+        "observed_facilities": [
+            {"block": f.id, "nearestDistance": f.distance} for f in obs.facilities
+        ],
+        "owned_unplaced_facilities": owned_unplaced(obs),
         "nearby_targets": [
             {"block": n.id, "nearestDistance": n.distance} for n in obs.nearby_blocks
         ],
@@ -167,10 +217,12 @@ def observation_fields(
         "position": {"x": obs.position[0], "y": obs.position[1], "z": obs.position[2]},
         "biome": obs.biome,
         "survival": {"health": obs.health, "food": obs.food},
+        "current_progress": {"score": p.score, "highest_completed": highest_completed(obs)},
         "verified_action_effects": history.verified_effects(),
         "vanilla_recipe_hypotheses": prior.hypotheses(inv, {f.id for f in obs.facilities}),
         "actionable_verified_transformations": actionable(history, inv),
-        "unused_output_warning": history.unused_output(inv),
+        "unused_output_warning": warning,
+        "unused_output_variant": unused_output_variant(warning, prior.singular),
         "last_action_feedback": None
         if last is None
         else {
@@ -182,66 +234,172 @@ def observation_fields(
             "consumed": dict(last.consumed),
             "inventory_change": dict(last.inventory_delta),
         },
-        "repeat_count": history.repeat_count(),
+        "repeat_count": repeats,
+        "forbidden_exact_action": history.steps[-1].action if repeats >= 2 else None,
         "blocked_actions": history.still_blocked(inv),
         "failure_cycle": history.failure_cycle(),
         "stagnation_cycle": history.stagnation_cycle(),
+        "learned_rules": None,
     }
 
 
+LINE_ORDER = (
+    "goal",
+    "task",
+    "task_state",
+    "action_budget",
+    "current_blocker",
+    "inventory",
+    "enchanted_items",
+    "tool_durability",
+    "equipped",
+    "experience",
+    "current_capabilities",
+    "available_facility_fact",
+    "observed_facilities",
+    "owned_unplaced_facilities",
+    "nearby_targets",
+    "nearby_drops",
+    "completed_advancements",
+    "nearby_entities",
+    "position",
+    "biome",
+    "survival",
+    "current_progress",
+    "verified_action_effects",
+    "vanilla_recipe_hypotheses",
+    "actionable_verified_transformations",
+    "unused_output",
+    "last_action_feedback",
+    "stagnation_warning",
+    "blocked_action_prerequisites",
+    "failure_cycle",
+    "stagnation_cycle",
+    "learned_rules",
+)
+"""The block's lines in the paper's order (``unused_output`` is one of its two variants)."""
+
+ADDITIONS = ("enchanted_items", "tool_durability", "biome", "survival")
+"""Lines MirrorCraft adds to the paper's block."""
+
+
+def _line(f: dict[str, Any], name: str, with_feedback: bool) -> str | None:
+    """One line (or None when the paper's block leaves it out in this state)."""
+    t = load_template("observation")
+    simple = {
+        "task": ("TASK_JSON", "task"),
+        "task_state": ("TASK_STATE_JSON", "task_state"),
+        "action_budget": ("ACTION_BUDGET_JSON", "action_budget"),
+        "inventory": ("INVENTORY_JSON", "inventory"),
+        "enchanted_items": ("ENCHANTED_ITEMS_JSON", "enchanted_items"),
+        "tool_durability": ("TOOL_DURABILITY_JSON", "tool_durability"),
+        "equipped": ("EQUIPPED_JSON", "equipped"),
+        "experience": ("EXPERIENCE_JSON", "experience"),
+        "current_capabilities": ("CURRENT_CAPABILITIES_JSON", "capabilities"),
+        "observed_facilities": ("OBSERVED_FACILITIES_JSON", "observed_facilities"),
+        "nearby_targets": ("NEARBY_TARGETS_JSON", "nearby_targets"),
+        "nearby_drops": ("NEARBY_DROPS_JSON", "nearby_drops"),
+        "completed_advancements": ("COMPLETED_ADVANCEMENTS_JSON", "completed_advancements"),
+        "nearby_entities": ("NEARBY_ENTITIES_JSON", "nearby_entities"),
+        "survival": ("SURVIVAL_JSON", "survival"),
+        "verified_action_effects": ("VERIFIED_ACTION_EFFECTS_JSON", "verified_action_effects"),
+    }
+    if name in simple:
+        key, field = simple[name]
+        return t.render(name, {key: j(f[field])})
+    if name == "goal":
+        return t.render("goal", {"GOAL": f["goal"]})
+    if name == "current_blocker":
+        blocked = f["current_blocker"]
+        return t.render(name, {"CURRENT_BLOCKER_JSON": j(blocked)}) if blocked else None
+    if name == "available_facility_fact":
+        near = f["nearby_facilities"]
+        return t.render(name, {"NEARBY_FACILITIES": ", ".join(near)}) if near else None
+    if name == "owned_unplaced_facilities":
+        owned = f["owned_unplaced_facilities"]
+        return t.render(name, {"OWNED_UNPLACED_FACILITIES_JSON": j(owned)}) if owned else None
+    if name == "position":
+        pos = f["position"]
+        return t.render(
+            name,
+            {"POSITION_X": str(pos["x"]), "POSITION_Y": str(pos["y"]), "POSITION_Z": str(pos["z"])},
+        )
+    if name == "biome":
+        return t.render(name, {"BIOME": str(f["biome"])})
+    if name == "current_progress":
+        cp = f["current_progress"]
+        return t.render(
+            name,
+            {
+                "CURRENT_PROGRESS": str(cp["score"]),
+                "HIGHEST_COMPLETED_MILESTONE": cp["highest_completed"],
+            },
+        )
+    if name == "vanilla_recipe_hypotheses":
+        return t.render(
+            name,
+            {
+                "JAVA_VERSION": JAVA_VERSION,
+                "VANILLA_RECIPE_HYPOTHESES_JSON": j(f["vanilla_recipe_hypotheses"]),
+            },
+        )
+    if name == "actionable_verified_transformations":
+        found = f["actionable_verified_transformations"]
+        return (
+            t.render(name, {"ACTIONABLE_VERIFIED_TRANSFORMATIONS_JSON": j(found)})
+            if found
+            else None
+        )
+    if name == "unused_output":
+        variant = f["unused_output_variant"]
+        if not variant:
+            return None
+        return t.render(
+            f"unused_output_{variant}",
+            {"UNUSED_OUTPUT_WARNING_JSON": j(f["unused_output_warning"])},
+        )
+    if name == "last_action_feedback":
+        if not with_feedback:
+            return None
+        return t.render(name, {"LAST_ACTION_FEEDBACK_JSON": j(f["last_action_feedback"])})
+    if name == "stagnation_warning":
+        if f["forbidden_exact_action"] is None:
+            return None
+        return t.render(
+            name,
+            {
+                "REPEAT_COUNT": str(f["repeat_count"]),
+                "FORBIDDEN_EXACT_ACTION_JSON": j(f["forbidden_exact_action"]),
+            },
+        )
+    lists = {
+        "blocked_action_prerequisites": ("BLOCKED_ACTION_PREREQUISITES_JSON", "blocked_actions"),
+        "failure_cycle": ("FAILURE_CYCLE_JSON", "failure_cycle"),
+        "stagnation_cycle": ("STAGNATION_CYCLE_JSON", "stagnation_cycle"),
+    }
+    if name in lists:
+        key, field = lists[name]
+        return t.render(name, {key: j(f[field])}) if f[field] else None
+    if name == "learned_rules":
+        rules = f.get("learned_rules")
+        if rules is None:
+            return None  # this configuration keeps no learned-rule ledger
+        entries = [
+            t.render(
+                "learned_rule",
+                {"SKILL": r["skill"], "TARGET": r["target"], "KNOWN_OUTPUT": r["output"]},
+            )
+            for r in rules
+        ]
+        return t.render(name, {"LEARNED_RULES": "\n".join(entries) or t.render("none", {})})
+    raise KeyError(name)
+
+
 def render_fields(f: dict[str, Any], *, with_feedback: bool = True) -> str:
-    """The observation block as labelled lines (one JSON value per line)."""
-    lines = [
-        f"GOAL: {f['goal']}",
-        f"TASK: {j(f['task'])}",
-        f"TASK_STATE: {j(f['task_state'])}",
-        f"ACTION_BUDGET: {j(f['action_budget'])}",
-        f"INVENTORY (only these items are owned): {j(f['inventory'])}",
-        f"ENCHANTED_ITEMS: {j(f['enchanted_items'])}",
-        f"TOOL_DURABILITY (uses left before each owned tool breaks): {j(f['tool_durability'])}",
-        f"EQUIPPED: {j(f['equipped'])}",
-        f"EXPERIENCE: {j(f['experience'])}",
-        f"CURRENT_CAPABILITIES: {j(f['capabilities'])}",
-        f"NEARBY_TARGETS (nearest distance in blocks, not a count): {j(f['nearby_targets'])}",
-        f"NEARBY_DROPS: {j(f['nearby_drops'])}",
-        f"NEARBY_ENTITIES (visible count and nearest distance): {j(f['nearby_entities'])}",
-        f"COMPLETED_ADVANCEMENTS: {j(f['completed_advancements'])}",
-        f"POSITION: {j(f['position'])}; BIOME: {f['biome']}; SURVIVAL: {j(f['survival'])}",
-        f"VERIFIED_ACTION_EFFECTS (seen in this episode; they say nothing about untested inputs): {j(f['verified_action_effects'])}",
-        "VANILLA_RECIPE_HYPOTHESES (the published Java 1.19 recipes, not a reading of this world; "
-        f"one submission is a test and its real output wins): {j(f['vanilla_recipe_hypotheses'])}",
-    ]
-    if f["actionable_verified_transformations"]:
-        lines.append(
-            "ACTIONABLE_VERIFIED_TRANSFORMATIONS (inputs owned now; they make something a blocked action "
-            f"lacks, so do them before gathering more): {j(f['actionable_verified_transformations'])}"
-        )
-    if f["unused_output_warning"]:
-        lines.append(
-            "UNUSED_OUTPUT_WARNING (this transformation was repeated while its output is still unused; "
-            f"use the output or state why more is needed): {j(f['unused_output_warning'])}"
-        )
-    if f["current_blocker"]:
-        lines.append(
-            f"CURRENT_BLOCKER (resolve this specific missing requirement if it matters for the next milestone): {j(f['current_blocker'])}"
-        )
-    if with_feedback:
-        lines.append(f"LAST_ACTION_FEEDBACK: {j(f['last_action_feedback'])}")
-    if f["repeat_count"] >= 2:
-        lines.append(
-            f"STAGNATION_WARNING: the same failed action was just repeated {f['repeat_count']} times; "
-            "do not send it again until something relevant changes"
-        )
-    if f["blocked_actions"]:
-        lines.append(
-            f"BLOCKED_ACTION_PREREQUISITES (each applies to its own action only): {j(f['blocked_actions'])}"
-        )
-    if f["failure_cycle"]:
-        lines.append(
-            f"FAILURE_CYCLE (choose something outside it that changes the state): {j(f['failure_cycle'])}"
-        )
-    if f["stagnation_cycle"]:
-        lines.append(
-            f"STAGNATION_CYCLE (these succeeded but changed nothing): {j(f['stagnation_cycle'])}"
-        )
-    return "\n".join(lines)
+    """The observation block as lines in the paper's order (one JSON value per field).
+
+    ``with_feedback=False`` leaves out LAST_ACTION_FEEDBACK: ReAct, ReAct with rules and
+    Reflexion see the latest result through their trace of recent steps instead.
+    """
+    lines = (_line(f, name, with_feedback) for name in LINE_ORDER)
+    return "\n".join(line for line in lines if line)

@@ -10,15 +10,19 @@ When the model is called (none of these calls acts or costs an action):
 - *program*: whenever no program is running. Up to 5 library entries are
   retrieved by relevance (``Library.score``) into the prompt.
 - *program repair*: the program call after a failed program carries the failed
-  program, its trace, the automatic check and the critique; at most 4 such
-  repair rounds per failing subgoal in an episode, after which the next program
-  is written fresh.
+  program, its trace, the automatic check and the critique. At most 4 repair
+  rounds: by default 4 in the whole episode (the paper's "at most four
+  repairs"); with the option ``repair_scope: subgoal`` (the variant
+  ``voyager[subgoal_repairs]``) 4 per failing subgoal, as Voyager's original
+  code counts them. Once the allowance is used up, the program after a failure
+  is written fresh, without the repair feedback.
 - *JSON repair*: one extra call when a program reply is unusable (no JSON,
   more than 4 actions, an invalid action, an unknown success kind, an unknown
   library name).
-- *fallback*: if the repaired reply is still unusable, one ReAct-style call
-  for a single action (with its own format repair); only if that fails too does
-  the episode end with no executable action.
+- *fallback*: if the repaired reply is still unusable, one call with the ReAct
+  system prompt and the current observation alone, for a single action (with its
+  own format repair); only if that fails too does the episode end with no
+  executable action.
 - *critic*: after a program ran all its actions without a failure, with the
   states before and after, the trace and the automatic check (one JSON repair
   when its reply is unusable; if still unusable, the automatic check decides).
@@ -37,7 +41,6 @@ from typing import Any
 
 from mirrorcraft.agents.llm.base import LLMAgent
 from mirrorcraft.agents.llm.history import Step
-from mirrorcraft.agents.llm.react import TRACE_LENGTH, step_line
 from mirrorcraft.agents.llm.templates import load_template
 from mirrorcraft.agents.llm.voyager_library import (
     MAX_PROGRAM_ACTIONS,
@@ -50,9 +53,18 @@ from mirrorcraft.agents.llm.voyager_library import (
 )
 from mirrorcraft.agents.llm.worldview import state_json
 from mirrorcraft.body.observation import Observation
-from mirrorcraft.llm.base import CallMeta
+from mirrorcraft.llm.base import CallMeta, LLMClient, Sampling
+from mirrorcraft.rules.ruleset import RuleSet
 
 MAX_REPAIRS = 4
+REPAIR_SCOPES = ("episode", "subgoal")
+"""What the repair allowance counts: repairs in the whole episode, or per failing subgoal."""
+VARIANTS = {"subgoal_repairs": {"repair_scope": "subgoal"}}
+"""Named variants (``voyager[subgoal_repairs]``) and the options they set."""
+
+
+class VoyagerOptionError(ValueError):
+    pass
 
 
 def _j(value: Any) -> str:
@@ -73,6 +85,31 @@ def _trace_entry(step: Step) -> dict[str, Any]:
 
 class VoyagerAgent(LLMAgent):
     template_names = ("common", "react", "voyager")
+
+    def __init__(
+        self,
+        name: str,
+        client: LLMClient,
+        vanilla: RuleSet,
+        *,
+        sampling: Sampling | None = None,
+        options: dict[str, object] | None = None,
+    ):
+        super().__init__(name, client, vanilla, sampling=sampling)
+        opts = dict(options or {})
+        variant = opts.pop("variant", None)
+        if variant is not None:
+            if variant not in VARIANTS:
+                raise VoyagerOptionError(f"unknown Voyager variant {variant!r}")
+            opts = {**VARIANTS[str(variant)], **opts}
+        scope = opts.pop("repair_scope", "episode")
+        if scope not in REPAIR_SCOPES:
+            raise VoyagerOptionError(
+                f"Voyager option repair_scope must be one of {', '.join(REPAIR_SCOPES)}, got {scope!r}"
+            )
+        if opts:
+            raise VoyagerOptionError(f"unknown Voyager option(s): {', '.join(sorted(opts))}")
+        self.repair_scope = str(scope)
 
     def reset(self) -> None:
         self.library = Library()
@@ -119,9 +156,9 @@ class VoyagerAgent(LLMAgent):
         feedback = self.feedback
         self.feedback = None
         if feedback is not None:
-            key = feedback["subgoal_key"]
+            key = feedback["subgoal_key"] if self.repair_scope == "subgoal" else "episode"
             if self.repairs.get(key, 0) >= MAX_REPAIRS:
-                feedback = None  # this subgoal used its repair rounds; write a fresh program
+                feedback = None  # the repair allowance is used up; write a fresh program
             else:
                 self.repairs[key] = self.repairs.get(key, 0) + 1
         system = self.disclose(
@@ -169,18 +206,11 @@ class VoyagerAgent(LLMAgent):
         return await self._fallback(obs)
 
     async def _fallback(self, obs: Observation) -> tuple[dict[str, Any], str] | None:
-        """A ReAct-style single action when no usable program could be written."""
+        """A single action from the ReAct system prompt and the current observation alone."""
         self.fallbacks += 1
-        react = load_template("react")
-        system = self.disclose(react.render("system", self.system_common()))
-        recent = self.history.recent(TRACE_LENGTH)
-        user = react.render(
-            "user",
-            {
-                "RECENT_COUNT": str(TRACE_LENGTH),
-                "RECENT_STEPS": "\n".join(step_line(s) for s in recent) or "(none yet)",
-                "OBSERVATION": self.observation_text(obs),
-            },
+        system = self.disclose(load_template("react").render("system", self.system_common()))
+        user = load_template("voyager").render(
+            "fallback_user", {"OBSERVATION": self.observation_text(obs)}
         )
         got = await self.ask_action(system, user, obs, purpose="fallback", contract="react_action")
         if got is None:

@@ -34,7 +34,7 @@ from mirrorcraft.datapack.server_form import NOTE as SERVER_FORM_NOTE
 from mirrorcraft.datapack.server_form import ServerFormError, server_form
 from mirrorcraft.datapack.suites import compiled, find_suite, load_manifest_file
 from mirrorcraft.faults import InfrastructureFault
-from mirrorcraft.world.registry import biome_spec, world_table
+from mirrorcraft.world.registry import biome_spec, world_ids, world_table
 from mirrorcraft.worldgen import compile_biome_pack, deterministic_zip, validate_zip
 from mirrorcraft.worldgen.compiler import WORLD_BORDER
 from mirrorcraft.worldgen.validate import ValidationReport
@@ -260,7 +260,7 @@ def prepare_saves(
     version.check_supported()
     settings = settings or ServerSettings(jar=jar.resolve())
     table = world_table()
-    chosen = list(worlds) if worlds else list(table)
+    chosen = list(worlds) if worlds else world_ids()
     for w in chosen:
         if w not in table:
             raise PrepareError(f"unknown world {w!r} (known: {', '.join(table)})")

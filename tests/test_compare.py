@@ -1,0 +1,202 @@
+"""``analyze --compare paper``: your numbers beside the paper's, row for row, in text, JSON
+and the HTML report; rows only one side has are marked and kept."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mirrorcraft.analysis.compare import BOTH, PAPER_ONLY, YOURS_ONLY, compare
+from mirrorcraft.analysis.paired import SR, PairIndex, rie
+from mirrorcraft.analysis.reference import load_reference
+from mirrorcraft.runner.records import EpisodeRecord
+from tests.test_analysis_cli import run_cli
+from tests.test_analysis_helpers import make_record, write_db
+
+TASKS = ("iron_armor", "diamond", "enchantment")
+
+
+def cell(
+    wins: int,
+    n: int,
+    *,
+    rules: str = "vanilla",
+    task: str = "diamond",
+    agent: str = "react",
+    model: str = "gemini-3.1-flash-lite",
+    disclosure: str = "hidden",
+) -> list[EpisodeRecord]:
+    """n episodes of one condition (one per world and repetition), ``wins`` of them successes."""
+    return [
+        make_record(
+            world=f"plains-{1 + i % 2}",
+            repetition=i // 2,
+            rules=rules,
+            task=task,
+            agent=agent,
+            model=model,
+            disclosure=disclosure,
+            score=100 if i < wins else 50,
+        )
+        for i in range(n)
+    ]
+
+
+@pytest.fixture(scope="module")
+def records() -> list[EpisodeRecord]:
+    out: list[EpisodeRecord] = []
+    for task in TASKS:
+        out += cell(20, 30, task=task)  # react, gemini: Vanilla SR 66.7
+        for suite in ("M01", "M04"):
+            out += cell(10, 30, task=task, rules=suite)
+            out += cell(15, 30, task=task, rules=suite, disclosure="disclosed")
+        out += cell(30, 30, task=task, agent="oracle", model="none")  # not in the paper
+        out += cell(5, 30, task=task, model="my-local-model")  # a model no family claims
+    return out
+
+
+@pytest.fixture(scope="module")
+def doc(records: list[EpisodeRecord]) -> dict[str, Any]:
+    return compare(records, load_reference())
+
+
+def find(doc: dict[str, Any], table: str, quantity: str, **key: Any) -> dict[str, Any]:
+    rows = [
+        r
+        for r in doc["rows"]
+        if r["table"] == table
+        and r["quantity"] == quantity
+        and all(r["row"].get(k) == v for k, v in key.items())
+    ]
+    assert len(rows) == 1, (table, quantity, key, rows)
+    return rows[0]
+
+
+def test_models_are_matched_by_family(doc: dict[str, Any]) -> None:
+    assert doc["model_families"] == {
+        "gemini-3.1-flash-lite": "gemini",
+        "none": "none",
+        "my-local-model": "my-local-model",
+    }
+    assert load_reference().family("DeepSeek-Flash") == "deepseek"
+
+
+def test_a_matched_row_has_your_value_interval_difference_and_coverage(
+    doc: dict[str, Any],
+) -> None:
+    row = find(
+        doc, "table2", "vanilla_sr", configuration="react", disclosure="hidden", model="gemini"
+    )
+    assert row["counterpart"] == BOTH and row["paper"] == 66.7
+    assert row["yours"] == pytest.approx(200 / 3) and row["n"] == 90
+    # stratified by model and task: three strata of 30 with p = 2/3, weights 1/3
+    hw = 1.959964 * math.sqrt(3 * (1 / 3) ** 2 * (2 / 3) * (1 / 3) / 30) * 100
+    assert row["yours_hw"] == pytest.approx(hw)
+    assert row["difference"] == pytest.approx(200 / 3 - 66.7)
+    assert row["paper_in_ci"] is True
+    mirror = find(
+        doc, "table2", "mirror_sr", configuration="react", disclosure="hidden", model="gemini"
+    )
+    assert mirror["yours"] == pytest.approx(100 / 3) and mirror["paper"] == 54.8
+    assert mirror["paper_in_ci"] is False  # 54.8 is far outside 33.3 ± 7
+    rie_row = find(
+        doc, "table2", "rie_sr", configuration="react", disclosure="hidden", model="gemini"
+    )
+    assert rie_row["yours"] == pytest.approx(100 / 3)
+    assert rie_row["paper"] == 11.9 and rie_row["difference"] == pytest.approx(100 / 3 - 11.9)
+
+
+def test_rows_only_one_side_has_are_marked_not_dropped(doc: dict[str, Any]) -> None:
+    direct = find(doc, "table2", "vanilla_sr", configuration="direct", model="deepseek")
+    assert direct["counterpart"] == PAPER_ONLY and direct["yours"] is None
+    oracle = find(doc, "table2", "vanilla_sr", configuration="oracle", model="none")
+    assert oracle["counterpart"] == YOURS_ONLY and oracle["paper"] is None
+    assert oracle["yours"] == pytest.approx(100.0)
+    local = find(doc, "table2", "vanilla_sr", configuration="react", model="my-local-model")
+    assert local["counterpart"] == YOURS_ONLY
+    # every cell of Table 2 of the paper appears (14 rows; disclosed rows have 4 cells)
+    paper_cells = [r for r in doc["rows"] if r["table"] == "table2" and r["paper"] is not None]
+    assert len(paper_cells) == 12 * 8 + 2 * 4
+    for table in ("table3", "table4", "table5", "table10", "table11", "cochran_q", "text"):
+        assert any(r["table"] == table for r in doc["rows"]), table
+    counts = doc["counts"]
+    assert counts[BOTH] + counts[PAPER_ONLY] + counts[YOURS_ONLY] == len(doc["rows"])
+
+
+def test_suite_rows_and_the_disclosure_split(
+    records: list[EpisodeRecord], doc: dict[str, Any]
+) -> None:
+    m04 = find(doc, "table3", "rie_sr", suite="M04")
+    hidden = [r for r in records if r.disclosure == "hidden" and r.agent == "react"]
+    index = PairIndex(hidden)
+    expected = rie(index, SR, suites=["M04"])
+    assert expected is not None and m04["yours"] == pytest.approx(expected.value)
+    assert m04["paper"] == 19.0 and m04["n"] == expected.comparisons
+    m02 = find(doc, "table3", "rie_sr", suite="M02")
+    assert m02["counterpart"] == PAPER_ONLY  # not run here
+    split = {q: find(doc, "table4", q, suite="M04") for q in ("rie_sr", "gap", "delta_sr")}
+    assert split["rie_sr"]["yours"] == pytest.approx(
+        split["gap"]["yours"] + split["delta_sr"]["yours"]
+    )
+    assert split["gap"]["yours"] == pytest.approx(200 / 3 - 50)
+    assert find(doc, "table4", "disclosed_sr", suite="M04")["yours"] == pytest.approx(50.0)
+    by_model = find(doc, "table10", "gap", suite="M04", model="gemini")
+    assert by_model["counterpart"] == BOTH and by_model["paper"] == 27.8
+    t11 = find(doc, "table11", "all_six_rie_sr", suite="M04")
+    assert t11["paper_hw"] == 2.9 and t11["yours_hw"] > 0
+
+
+def test_analyze_compare_prints_the_side_by_side_tables(
+    tmp_path: Path, records: list[EpisodeRecord], capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = write_db(tmp_path / "r.db", records)
+    code, out, err = run_cli(["analyze", str(db), "--compare", "paper"], capsys)
+    assert code == 0 and err == ""
+    assert "your models by paper family: gemini-3.1-flash-lite -> gemini" in out
+    assert "Table 2: Results by configuration and disclosure condition, beside yours" in out
+    line = next(
+        x for x in out.splitlines() if x.startswith("react, hidden, gemini") and "Vanilla SR" in x
+    )
+    assert line.split()[-7:] == ["66.7", "66.7", "[56.9,", "76.4]", "0.0", "yes", "both"]
+    assert "paper only" in out and "yours only" in out
+    code, out, _ = run_cli(["analyze", str(db), "--compare", "paper", "--json"], capsys)
+    parsed = json.loads(out)
+    assert parsed["schema"] == "mirrorcraft.compare/1" and parsed["rows"]
+
+
+def test_a_bad_reference_is_one_clear_error(
+    tmp_path: Path, records: list[EpisodeRecord], capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = write_db(tmp_path / "r.db", records[:10])
+    code, _out, err = run_cli(
+        ["analyze", str(db), "--compare", str(tmp_path / "nope.yaml")], capsys
+    )
+    assert code == 2 and "cannot read reference file" in err and "Traceback" not in err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("schema_version: 3\n")
+    code, _out, err = run_cli(["analyze", str(db), "--compare", str(bad)], capsys)
+    assert code == 2 and "bad.yaml" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_report_has_the_side_by_side_page(
+    tmp_path: Path, records: list[EpisodeRecord], capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = write_db(tmp_path / "r.db", records)
+    out = tmp_path / "report"
+    code, _o, err = run_cli(["report", str(db), "--out", str(out), "--no-viewer"], capsys)
+    assert code == 0, err
+    page = (out / "compare.html").read_text()
+    assert "Table 4: ReAct SR with hidden or disclosed rules by suite, beside yours" in page
+    assert "paper only" in page and "yours only" in page and "Paper in your CI" in page
+    index = (out / "index.html").read_text()
+    assert 'href="compare.html"' in index and "Beside the paper: overview" in index
+    assert json.loads((out / "compare.json").read_text())["rows"]
+    plain = tmp_path / "plain"
+    code, _o, _e = run_cli(
+        ["report", str(db), "--out", str(plain), "--compare", "none", "--no-viewer"], capsys
+    )
+    assert code == 0 and not (plain / "compare.html").exists()
