@@ -10,6 +10,7 @@ import struct
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -193,3 +194,59 @@ def test_the_side_by_side_page_renders_and_its_screenshot_shows_the_table(
     assert 0.01 < dark < 0.5  # text and table rules drawn on a white page, not a blank one
     rows = (pixels.mean(axis=2) < 0.5).any(axis=1).sum()
     assert rows > 300  # many lines of text: the table's rows are on screen
+
+
+def _screenshot(url: str, shot: Path, profile: Path, size: str = "1200,900") -> Any:
+    from matplotlib import image
+
+    done = subprocess.run(
+        [
+            str(CHROMIUM),
+            *BROWSER_FLAGS,
+            f"--user-data-dir={profile}",
+            "--hide-scrollbars",
+            f"--window-size={size}",
+            f"--screenshot={shot}",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    return image.imread(str(shot))[:, :, :3]
+
+
+def _share(pixels: Any, rgb: tuple[int, int, int], tol: float = 0.08) -> float:
+    target = [c / 255 for c in rgb]
+    close = (abs(pixels - target) < tol).all(axis=2)
+    return float(close.mean())
+
+
+def test_the_first_figure_is_vanilla_against_mirror_and_it_renders(
+    report: Path, tmp_path: Path
+) -> None:
+    """The figure a reader of the paper expects first: Vanilla and Mirror SR and Score per
+    configuration and suite; a screenshot at its anchor shows the red Mirror and grey
+    Vanilla points, and an episode page renders its Score trace with labelled axes."""
+    index = dump_dom(report / "index.html", tmp_path / "profile")
+    figures = [a for a in index.all("section") if a.get("id", "").startswith("fig-")]
+    assert figures and figures[0]["id"] == "fig-vanilla-mirror"
+    text = " ".join(index.text)
+    assert "Figure: Vanilla and Mirror SR and Score by suite" in text
+    assert "reference agents (no model)" not in text  # a model ran: its name titles the RIE plot
+    url = (report / "index.html").resolve().as_uri() + "#fig-vanilla-mirror"
+    pixels = _screenshot(url, tmp_path / "fig.png", tmp_path / "profile")
+    assert _share(pixels, (0xD6, 0x27, 0x28)) > 0.0005  # Mirror points and bars
+    assert _share(pixels, (0x7F, 0x7F, 0x7F)) > 0.0005  # Vanilla points and bars
+
+    records = load_results(report.parent / "results.db").records
+    mirror = next(r for r in records if r.rules == "M04" and r.disclosure == "hidden")
+    page = report / "episodes" / page_name(mirror.episode_id)
+    viewer = dump_dom(page, tmp_path / "profile")
+    svg_text = " ".join(viewer.text)
+    assert "Score" in svg_text and "action" in svg_text.lower()
+    pixels = _screenshot(page.resolve().as_uri(), tmp_path / "page.png", tmp_path / "profile")
+    dark = (pixels.mean(axis=2) < 0.5).mean()
+    assert 0.01 < dark < 0.5  # a drawn page, not a blank one

@@ -194,19 +194,39 @@ def _stratum_key(pair: PairKey, condition: str, suite: str) -> tuple[object, ...
 
 def contrast(comparisons: Sequence[Comparison], measure: str) -> Estimate | None:
     """Mean over comparisons of (first mean - second mean), with its exact variance."""
+    return _weighted(comparisons, measure, 1.0, -1.0)
+
+
+def side_mean(comparisons: Sequence[Comparison], measure: str, side: str) -> Estimate | None:
+    """Mean over comparisons of one side's cell mean (``side``: "first" or "second").
+
+    The same comparisons as the contrast, so a figure can show the two sides whose
+    difference is the RIE, each with its exact stratified interval.
+    """
+    weights = (1.0, 0.0) if side == "first" else (0.0, 1.0)
+    return _weighted(comparisons, measure, *weights)
+
+
+def _weighted(
+    comparisons: Sequence[Comparison], measure: str, w_first: float, w_second: float
+) -> Estimate | None:
+    """Mean over comparisons of ``w_first * first mean + w_second * second mean``."""
     if not comparisons:
         return None
     n = len(comparisons)
     total = math.fsum(
-        c.first_stats.mean(measure) - c.second_stats.mean(measure) for c in comparisons
+        w_first * c.first_stats.mean(measure) + w_second * c.second_stats.mean(measure)
+        for c in comparisons
     )
     coef: dict[tuple[object, ...], dict[PairKey, float]] = defaultdict(lambda: defaultdict(float))
     cells: dict[tuple[object, ...], dict[PairKey, CellStats]] = defaultdict(dict)
     for c in comparisons:
         for sign, condition, stats in (
-            (1.0, c.first, c.first_stats),
-            (-1.0, c.second, c.second_stats),
+            (w_first, c.first, c.first_stats),
+            (w_second, c.second, c.second_stats),
         ):
+            if sign == 0.0:
+                continue
             key = _stratum_key(c.pair, condition, c.suite)
             coef[key][c.pair] += sign / n
             cells[key][c.pair] = stats

@@ -426,6 +426,26 @@ def load_results(
     return loaded
 
 
+def stored_spec(path: str | Path) -> dict[str, Any] | None:
+    """The experiment spec a results database was written under (its ``meta`` table),
+    or None for JSONL, a database without one, or one that cannot be read."""
+    p = Path(path)
+    try:
+        if _sniff(p) != "sqlite":
+            return None
+        with closing(connect_readonly(p)) as con:
+            row = con.execute("SELECT value FROM meta WHERE key = 'spec'").fetchone()
+    except (RecordsError, sqlite3.Error, OSError):
+        return None
+    if row is None:
+        return None
+    try:
+        doc = parse_json(str(row[0]), str(p))
+    except DataError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def load_records(path: str | Path, **options: Any) -> list[EpisodeRecord]:
     """The evaluation episodes in ``path`` (JSONL or database; infrastructure faults left out).
 

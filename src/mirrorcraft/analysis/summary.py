@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mirrorcraft.analysis.accumulation import accumulation_summary
+from mirrorcraft.analysis.estimates import contrast, side_mean
 from mirrorcraft.analysis.horizon import horizon_section
 from mirrorcraft.analysis.metrics import (
     HIDDEN,
@@ -236,23 +237,30 @@ def _breakdown(
 
 
 def _configuration_suites(hidden: Sequence[EpisodeRecord], index: PairIndex) -> list[Row]:
-    """RIE_SR per hidden configuration, model and suite over all tasks."""
+    """Per hidden configuration, model and suite over all tasks: RIE_SR, and the Vanilla and
+    Mirror SR and Score of the same comparisons (each with its 95% interval)."""
     rows: list[Row] = []
     agents = distinct((r.agent for r in hidden), agent_order)
     for model in distinct(r.model for r in hidden):
         for agent in agents:
             for suite in index.suites():
-                est = rie(index, SR, suites=[suite], agent=agent, model=model)
-                if est is not None:
-                    rows.append(
-                        {
-                            "model": model,
-                            "agent": agent,
-                            "suite": suite,
-                            "rie_sr": est.value,
-                            "rie_sr_ci": ci(est),
-                        }
-                    )
+                found = index.comparisons(VANILLA, HIDDEN, suites=[suite], agent=agent, model=model)
+                est = contrast(found, SR)
+                if est is None:
+                    continue
+                row: Row = {
+                    "model": model,
+                    "agent": agent,
+                    "suite": suite,
+                    "rie_sr": est.value,
+                    "rie_sr_ci": ci(est),
+                }
+                for measure, name in ((SR, "sr"), (SCORE, "score")):
+                    for side, condition in (("first", "vanilla"), ("second", "mirror")):
+                        mean = side_mean(found, measure, side)
+                        row[f"{condition}_{name}"] = value(mean)
+                        row[f"{condition}_{name}_ci"] = ci(mean)
+                rows.append(row)
     return rows
 
 

@@ -32,8 +32,9 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--checkpoints",
-        default="100,150,200",
-        help="action counts for the horizon table, comma-separated (default 100,150,200)",
+        default=None,
+        help="action counts for the horizon table, comma-separated (default: the run's spec"
+        " checkpoints for a results database, else 100,150,200)",
     )
     p.add_argument(
         "--skip-invalid",
@@ -87,11 +88,26 @@ def parse_checkpoints(text: str) -> list[int]:
     return values
 
 
+DEFAULT_CHECKPOINTS = "100,150,200"
+
+
+def _spec_checkpoints(results: str) -> str:
+    """The checkpoints the run itself reported (its spec's), so ``analyze``, ``report`` and
+    the run's own report agree; the paper's 100, 150, 200 otherwise."""
+    from mirrorcraft.analysis.loading import stored_spec
+
+    spec = stored_spec(results) or {}
+    values = spec.get("checkpoints")
+    if isinstance(values, list) and values and all(isinstance(v, int) and v > 0 for v in values):
+        return ",".join(str(v) for v in values)
+    return DEFAULT_CHECKPOINTS
+
+
 def load(args: argparse.Namespace) -> tuple[LoadedResults, dict[str, Any]]:
     """Read the results named on the command line and summarize them."""
     if not 0.0 <= args.threshold <= 100.0:
         raise UserError("--threshold is a percentage between 0 and 100")
-    checkpoints = parse_checkpoints(args.checkpoints)
+    checkpoints = parse_checkpoints(args.checkpoints or _spec_checkpoints(args.results))
     try:
         loaded = load_results(
             args.results,

@@ -63,6 +63,16 @@ class Figure:
 
 def _figures(summary: dict[str, Any]) -> list[Figure]:
     out: list[Figure] = []
+    png = plots.sides_by_suite_png(summary)
+    if png:
+        out.append(
+            Figure(
+                "fig-vanilla-mirror",
+                "Figure: Vanilla and Mirror SR and Score by suite",
+                plots.SIDES_CAPTION,
+                png,
+            )
+        )
     caption, _ = plots.rie_by_suite_series(summary)
     png = plots.rie_by_suite_png(summary)
     if png:

@@ -73,6 +73,53 @@ def _dodge(
     ax.set_xticklabels(groups)
 
 
+def _model_title(model: str) -> str:
+    return "reference agents (no model)" if model == "none" else f"model: {model}"
+
+
+SIDES_CAPTION = (
+    "Vanilla and Mirror success rate (top) and Score (bottom) of each configuration "
+    "without rule descriptions, per rule suite, over the same paired episodes as its "
+    "RIE, with 95% intervals (binomial, stratified by task; Agresti–Coull where a "
+    "cell's SR is 0% or 100%). The gap between the two points is the RIE."
+)
+
+
+def sides_by_suite_png(summary: Summary) -> bytes | None:
+    """The paper's first comparison: Vanilla vs Mirror per configuration and suite."""
+    rows = [r for r in summary["configuration_suites"] if r.get("mirror_sr") is not None]
+    if not rows:
+        return None
+    configs = list(dict.fromkeys((r["agent"], r["model"]) for r in rows))
+    several_models = len({m for _a, m in configs}) > 1
+    fig = Figure(figsize=(max(3.4 * len(configs), 5.0), 6.4))
+    axes = fig.subplots(2, len(configs), squeeze=False)
+    for col, (agent, model) in enumerate(configs):
+        mine = [r for r in rows if (r["agent"], r["model"]) == (agent, model)]
+        suites = [r["suite"] for r in mine]
+        for line, (measure, label) in enumerate((("sr", "SR (%)"), ("score", "Score"))):
+            series = {
+                side.capitalize(): {
+                    r["suite"]: (r[f"{side}_{measure}"], _half(r[f"{side}_{measure}_ci"]))
+                    for r in mine
+                }
+                for side in ("vanilla", "mirror")
+            }
+            ax = axes[line][col]
+            _dodge(ax, suites, series, {"Vanilla": "#7f7f7f", "Mirror": "#d62728"})
+            ax.set_ylim(-5, 105)
+            if col == 0:
+                ax.set_ylabel(label)
+            if line == 0:
+                ax.set_title(f"{agent} ({model})" if several_models else agent)
+                if col == 0:
+                    ax.legend(fontsize="small", loc="lower left")
+            else:
+                ax.set_xlabel("rule suite")
+    fig.tight_layout()
+    return _png(fig)
+
+
 def rie_by_suite_png(summary: Summary) -> bytes | None:
     _caption, per_model = rie_by_suite_series(summary)
     if not per_model:
@@ -88,7 +135,8 @@ def rie_by_suite_png(summary: Summary) -> bytes | None:
             half = _half(r["rie_sr_ci"])
             series.setdefault(r["agent"], {})[r["suite"]] = (r["rie_sr"], half)
         _dodge(ax, suites, series, colors)
-        ax.set_title(model)
+        ax.set_title(_model_title(model))
+        ax.set_xlabel("rule suite")
         ax.set_ylabel("RIE_SR (percentage points)")
         ax.legend(fontsize="small")
     fig.tight_layout()

@@ -174,18 +174,27 @@ def cochran(s: Summary) -> Table | None:
     compared = "; ".join(f"{m}: {', '.join(a) or 'none'}" for m, a in w["compared"].items())
     notes = [
         f"Compared set — {compared or 'no models'}.",
-        f"Bonferroni family: every suite and model ({w['family_size']} tests), undefined "
-        "tests included.",
+        f"Bonferroni family: every suite and model ({w['family_size']}"
+        f" test{'' if w['family_size'] == 1 else 's'}), undefined tests included.",
     ]
     undefined = sorted({t["undefined"] for t in w["tests"] if t["undefined"]})
     if undefined:
         notes.append(f"Undefined Q: {'; '.join(undefined)}.")
     if not rows:
         notes.append("No suite has Mirror runs of a compared configuration.")
+    title = "Cochran's Q across compared configurations within each suite"
+    n = w["family_size"]
+    if n:
+        title += f" (Bonferroni over {n} test{'' if n == 1 else 's'})"
+    else:
+        notes[1] = (
+            "No Q test is defined, so there is no Bonferroni family: no configuration "
+            f"meets the compared-set rule (Vanilla SR of at least {w['threshold']:g}% on "
+            "each compared task), or no suite has Mirror runs."
+        )
     return Table(
         "cochran",
-        f"Cochran's Q across compared configurations within each suite "
-        f"(Bonferroni over {w['family_size']} tests)",
+        title,
         ["Suite", "Model", "k", "Q", "df", "p", "p (Bonf.)", "p (AC)", "p (AC, Bonf.)"],
         rows,
         left=2,

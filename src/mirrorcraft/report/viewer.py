@@ -183,16 +183,44 @@ def _trace_svg(v: EpisodeView) -> str:
     return "".join(parts) + f'<p class="note">{legend}.</p>'
 
 
+def _encounter_runs(r: EpisodeRecord) -> list[tuple[list[int], Any, bool]]:
+    """Encounters in action order, consecutive repeats of one outcome folded into one run.
+
+    Each run is (its action indices, its first encounter, whether that is the rule's first).
+    A run ends where another rule fires or the same rule gives another outcome.
+    """
+    runs: list[tuple[list[int], Any, bool]] = []
+    seen: set[str] = set()
+    for e in sorted(r.encounters, key=lambda e: e.step):
+        key = (e.rule, e.kind, _compact(e.vanilla), _compact(e.actual))
+        last = runs[-1][1] if runs else None
+        if last is not None and key == (
+            last.rule,
+            last.kind,
+            _compact(last.vanilla),
+            _compact(last.actual),
+        ):
+            runs[-1][0].append(e.step)
+            continue
+        runs.append(([e.step], e, e.rule not in seen))
+        seen.add(e.rule)
+    return runs
+
+
+def _steps_label(steps: list[int]) -> str:
+    if len(steps) == 1:
+        return str(steps[0])
+    return f"{steps[0]}–{steps[-1]} (×{len(steps)})"
+
+
 def _encounters(r: EpisodeRecord) -> str:
     if not r.encounters:
         return '<p class="note">No action had an outcome different from vanilla.</p>'
-    seen: set[str] = set()
     rows = ""
-    for e in sorted(r.encounters, key=lambda e: e.step):
-        first = e.rule not in seen
-        seen.add(e.rule)
+    runs = _encounter_runs(r)
+    for steps, e, first in runs:
         rows += (
-            f'<tr class="{"enc" if first else ""}"><td class="n">{e.step}</td>'
+            f'<tr class="{"enc" if first else ""}"><td class="n">{_e(_steps_label(steps))}</td>'
             f'<td class="l">{_e(e.rule)}</td><td class="l">{_e(e.kind)}</td>'
             f'<td class="code">{_e(_compact(e.vanilla))}</td>'
             f'<td class="code">{_e(_compact(e.actual))}</td>'
@@ -202,7 +230,13 @@ def _encounters(r: EpisodeRecord) -> str:
         "<tr><th>Action</th><th>Rule</th><th>Kind</th><th>Vanilla outcome</th>"
         "<th>Actual outcome</th><th>Encounter</th></tr>"
     )
-    return f'<table class="data">{head}{rows}</table>'
+    note = ""
+    if len(runs) < len(r.encounters):
+        note = (
+            f'<p class="note">{len(r.encounters)} encounters in {len(runs)} rows: repeats of'
+            " the same outcome in a row are folded (first–last action, ×count).</p>"
+        )
+    return f'{note}<table class="data">{head}{rows}</table>'
 
 
 def _inventory(steps: list[StepRecord] | None) -> str:
