@@ -13,7 +13,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from mirrorcraft.runner.executor import Progress, plan_jobs, run_local
+from mirrorcraft.runner.executor import plan_jobs
+from mirrorcraft.runner.loops import run_local
+from mirrorcraft.runner.progress import Progress
 from mirrorcraft.runner.spec import expand, parse_spec
 from mirrorcraft.runner.store import ResultStore
 

@@ -27,7 +27,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mirrorcraft.evaluator.tasks import UnknownTaskError, expand_task_selectors, get_task
-from mirrorcraft.runner.spec import EpisodeCondition, ModelSpec, episode_seed
+from mirrorcraft.runner.spec import (
+    EpisodeCondition,
+    ExecutionSpec,
+    ModelSpec,
+    episode_seed,
+    identity_json,
+)
 
 AGENT = "mineevolve"
 
@@ -126,6 +132,8 @@ class AccumulationSpec(_Strict):
     budgets: dict[str, int] = {}
     budget: int | None = Field(None, ge=1, le=100_000)
     seed: int = 0
+    execution: ExecutionSpec = ExecutionSpec()
+    """Retries, endpoint pauses, the episode time limit and the preflight (not hashed)."""
 
     @field_validator("variants", mode="before")
     @classmethod
@@ -187,7 +195,7 @@ class AccumulationSpec(_Strict):
 
     @property
     def hash(self) -> str:
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        return hashlib.sha256(identity_json(self).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
