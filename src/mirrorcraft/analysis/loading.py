@@ -237,11 +237,27 @@ def _query(con: sqlite3.Connection, path: Path, sql: str, args: tuple[Any, ...] 
         raise RecordsError(f"{path}: not a readable MirrorCraft results database ({exc})") from None
 
 
+EARLIER_SPEC = "earlier_spec"
+"""Excluded-status name for evaluated episodes of a spec other than the one that ran last
+(a folder resumed with ``--allow-changed-spec``): never pooled with the current spec's."""
+
+
+def _current_spec_hash(con: sqlite3.Connection) -> str:
+    """The spec hash of the run that wrote the database last ("" when it names none)."""
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'spec_hash'").fetchone()
+        value = json.loads(row[0]) if row is not None else ""
+    except (sqlite3.Error, ValueError, TypeError):
+        return ""
+    return value if isinstance(value, str) else ""
+
+
 def _load_sqlite(path: Path) -> LoadedResults:
     with closing(connect_readonly(path)) as con:
         rows = _query(
             con, path, "SELECT episode_id, status, record FROM episodes ORDER BY episode_id"
         )
+        current = _current_spec_hash(con)
     records: list[EpisodeRecord] = []
     excluded: Counter[str] = Counter()
     for episode_id, status, text in rows:
@@ -262,6 +278,9 @@ def _load_sqlite(path: Path) -> LoadedResults:
             raise RecordsError(
                 f"{path}: episode {episode_id!r}: record says episode_id {record.episode_id!r}"
             )
+        if current and record.spec_hash and record.spec_hash != current:
+            excluded[EARLIER_SPEC] += 1
+            continue
         records.append(record)
     return LoadedResults(path, "sqlite", records, dict(sorted(excluded.items())))
 

@@ -81,7 +81,13 @@ def text_report(loaded: LoadedResults, summary: dict[str, Any]) -> str:
         f"{counts['disclosed']} with disclosed rules)"
     ]
     for status, n in counts["excluded"].items():
-        lines.append(f"left out: {n} episode(s) with status {status!r}")
+        if status == "earlier_spec":
+            lines.append(
+                f"left out: {n} episode(s) of an earlier version of the spec (kept in the "
+                "database; the folder was resumed with --allow-changed-spec)"
+            )
+        else:
+            lines.append(f"left out: {n} episode(s) with status {status!r}")
     lines += [f"note: {why}" for why in skipped(summary)]
     blocks = ["\n".join(lines) + "\n"] + [render_text(t) for t in build_tables(summary)]
     return "\n".join(blocks)

@@ -120,7 +120,7 @@ def not_finished_message(missing: int, dispatchers: Sequence[Dispatcher]) -> str
     if faults:
         parts.append(f"{faults} after repeated infrastructure faults")
     if stopped:
-        parts.append(f"{stopped} not sent to a failing or misconfigured endpoint")
+        parts.append(f"{stopped} held back from an endpoint that kept failing or is misconfigured")
     if other:
         parts.append(f"{other} not run (--limit, or interrupted)")
     lines = [

@@ -246,7 +246,7 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             try:
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.split("?")[0].rstrip("/") == "/v1/models":
                     self._send(200, json.dumps(server.listing()).encode())
                 else:
                     self._send(404, b'{"error": {"message": "no such route"}}')
@@ -275,7 +275,7 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 server._done()
 
         def _play(self, behaviour: Behaviour, received: Received) -> None:
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":
                 self._send(404, b'{"error": {"message": "no such route"}}')
             elif isinstance(behaviour, Reply):
                 gate = server._gate

@@ -51,7 +51,9 @@ class Endpoint:
 
 
 def duration(seconds: float) -> str:
-    seconds = max(int(seconds), 0)
+    if seconds < 10:
+        return f"{max(seconds, 0.0):.1f}s"
+    seconds = int(seconds)
     if seconds < 60:
         return f"{seconds}s"
     if seconds < 3600:
