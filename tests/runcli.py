@@ -78,10 +78,16 @@ def cli(
 
 
 def rows(db: Path, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Rows of a query on a results database ([] while it does not exist or is being created)."""
     if not db.exists():
         return []
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
-        return list(con.execute(sql, args).fetchall())
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as con:
+            return list(con.execute(sql, args).fetchall())
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return []
+        raise
 
 
 def ok_records(db: Path) -> dict[str, dict[str, Any]]:
