@@ -90,7 +90,7 @@ def test_a_killed_worker_costs_only_its_own_episode_one_retry(tmp_path: Path) ->
 
     _wait_for(found, proc)
     os.kill(victim[0], signal.SIGKILL)
-    stdout, stderr = proc.communicate(timeout=600)
+    _stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr and "BrokenProcessPool" not in stderr
     ((episode, kind, message),) = faults(db)
@@ -124,7 +124,7 @@ def test_a_runaway_episode_becomes_a_timeout_fault_and_the_run_goes_on(tmp_path:
         "budget": 30000,  # the random agent would take minutes; the planner succeeds in 20
         "execution": {"episode_timeout_s": 10, "max_attempts": 2, "retry_delay_s": 0.1},
     }
-    proc, db, cmd = _start(tmp_path, spec)
+    proc, db, _cmd = _start(tmp_path, spec)
     _stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 1, stderr
     (planner,) = ok_records(db).values()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, replace
@@ -182,8 +183,6 @@ def run_ray(
         raise InfrastructureFault(
             "the Ray executor needs the optional extra: pip install 'mirrorcraft[ray]'"
         ) from None
-    import time
-
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
     remote = ray.remote(run_job)
