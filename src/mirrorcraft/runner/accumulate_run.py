@@ -202,6 +202,7 @@ class AccumulationRunner:
         label = job.endpoint or ""
         attempts = 0
         while True:
+            probe = self.breaker.probing(self.breaker.get(label))
             why = await self._admit(label)
             if why is not None:
                 self.given_up[eid] = why
@@ -217,7 +218,8 @@ class AccumulationRunner:
             condition = {**asdict(job.condition), "stream": job.memory.info if job.memory else {}}
             db.write_fault(eid, fault.kind, fault.message, condition, self.run_id)
             self.outcome.faults += 1
-            attempts += 1
+            if not (probe and fault.endpoint and fault.kind != "config"):
+                attempts += 1  # a failed probe of a paused endpoint is the endpoint's fault
             self.breaker.fault(label, fault, time.monotonic())
             why = self.breaker.stopped(label, time.monotonic())
             if why is None and attempts >= policy.max_attempts:

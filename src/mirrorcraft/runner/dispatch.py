@@ -9,7 +9,8 @@ The fault lifecycle of one ``mirrorcraft run`` invocation:
   the next run;
 * ``pause_after_faults`` faults in a row from one model endpoint pause dispatch to
   it (waits growing the same way); after a pause one episode probes it, and a
-  success resumes normal dispatch;
+  success resumes normal dispatch; a failed probe is charged to the endpoint, not
+  to the episode's attempts, so an outage does not use up episodes;
 * an endpoint that has failed without a break for ``give_up_after_s``, or that
   answered with a configuration error (fault kind ``config``), gets no further
   episodes in this run; they are left for the next run.
@@ -37,6 +38,8 @@ class Entry:
     attempts: int = 0
     not_before: float = 0.0
     last: Fault | None = None
+    probe: bool = False
+    """Started as the one probe of a paused endpoint: its failure is the endpoint's, not its own."""
 
 
 @dataclass
@@ -177,6 +180,8 @@ class Dispatcher:
                 if why is not None:
                     self.left.append((e, why))
                     continue
+            if e.endpoint is not None and e.not_before <= now:
+                e.probe = self.breaker.probing(self.breaker.get(e.endpoint))
             if e.not_before > now or (
                 e.endpoint is not None and not self.breaker.start(e.endpoint, now)
             ):
@@ -214,7 +219,8 @@ class Dispatcher:
     def faulted(self, e: Entry, fault: Fault) -> bool:
         """Apply the policy to a fault; True when the episode is queued again in this run."""
         now = self.clock()
-        e.attempts += 1
+        if not (e.probe and fault.endpoint and fault.kind != "config"):
+            e.attempts += 1
         e.last = fault
         if e.endpoint is not None:
             self.breaker.release(e.endpoint)
