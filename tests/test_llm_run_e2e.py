@@ -91,7 +91,7 @@ def test_an_unreachable_endpoint_is_a_fault_and_nothing_is_stored(
             "api_key_env": "FAKE_KEY",
             "client": {"max_retries": 0},
         }
-        quick = {"retry_delay_s": 0.05, "retry_delay_max_s": 0.1, "give_up_after_s": 60}
+        quick = {"retry_delay_s": 0.05, "retry_delay_max_s": 0.1, "give_up_after_s": 1}
         code = _run(tmp_path, server, monkeypatch, "b", models=[model], execution=quick)
     assert code == 1  # episodes left unfinished for a rerun
     with sqlite3.connect(tmp_path / "b" / "results.sqlite") as con:
