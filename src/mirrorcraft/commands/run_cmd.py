@@ -27,7 +27,7 @@ from mirrorcraft.runner.loops import new_run_id, run_async, run_local, run_ray
 from mirrorcraft.runner.progress import Progress
 from mirrorcraft.runner.spec import ExperimentSpec, ModelSpec, SpecError, expand, load_spec
 from mirrorcraft.runner.store import ResultStore, StoreError
-from mirrorcraft.world.registry import load_world, world_problem
+from mirrorcraft.world.registry import world_problem
 
 VIEWER_LIMIT = 1000
 
@@ -235,7 +235,6 @@ def _run_locked(
                 )
             else:
                 if cpu_jobs:
-                    _warm(cpu_jobs)
                     dispatchers.append(
                         run_local(
                             cpu_jobs, store, args.workers, progress, policy=policy, run_id=run_id
@@ -261,13 +260,6 @@ def _run_locked(
     if not args.no_report:
         print(f"report: {_report(out, spec)}")
     return 0 if not missing else 1
-
-
-def _warm(jobs: list[Any]) -> None:
-    """Generate the worlds once here: forked workers inherit them instead of each generating
-    its own (and an episode's time limit then measures the episode, not the world)."""
-    for world in dict.fromkeys(j.condition.world for j in jobs if j.backend == "sim"):
-        load_world(world)
 
 
 def _summary(db: Path, spec: ExperimentSpec) -> tuple[Any, dict[str, Any]]:

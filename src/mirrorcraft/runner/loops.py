@@ -80,8 +80,33 @@ class Recorder:
             self.progress.left += 1
 
 
+def _wait(dispatcher: Dispatcher, free: int) -> float:
+    """How long to wait for results before looking at the queue again: until a waiting
+    episode may start, if a slot is free for it; otherwise until a result arrives."""
+    wake = dispatcher.wake_in() if free > 0 else None
+    return min(POLL_S, wake) if wake is not None else POLL_S
+
+
 def entries(jobs: Iterable[Job]) -> list[Entry]:
     return [Entry(j, j.endpoint) for j in jobs]
+
+
+def warm(jobs: Iterable[Job]) -> None:
+    """Load the worlds and rule sets of ``jobs`` once in this process before workers fork, so
+    each worker inherits them instead of generating its own (and an episode's time limit
+    measures the episode, not the loading). Loading problems are left to the episodes."""
+    from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
+    from mirrorcraft.world.registry import load_world
+
+    jobs = list(jobs)
+    try:
+        vanilla_rules()
+        for rules in dict.fromkeys(j.condition.rules for j in jobs):
+            resolve_rules(rules)
+        for world in dict.fromkeys(j.condition.world for j in jobs if j.backend == "sim"):
+            load_world(world)
+    except Exception:  # the episode that needs it records the problem as its fault
+        return
 
 
 def run_local(
@@ -98,6 +123,7 @@ def run_local(
     dispatcher = Dispatcher(entries(jobs), policy or ExecutionSpec(), say=progress.note)
     recorder = Recorder(store, progress, dispatcher, run_id or new_run_id(), on_record)
     running: dict[int, Entry] = {}
+    warm(jobs)
     with WorkerPool(workers, run_job) as pool:
         while True:
             for entry in dispatcher.take(pool.free()):
@@ -107,8 +133,7 @@ def run_local(
                 break
             progress.running = len(running)
             progress.show()
-            wake = dispatcher.wake_in()
-            for token, outcome in pool.collect(min(POLL_S, wake if wake is not None else POLL_S)):
+            for token, outcome in pool.collect(_wait(dispatcher, pool.free())):
                 recorder.handle(running.pop(token), outcome)
     progress.running = 0
     return dispatcher
@@ -151,8 +176,7 @@ def run_async(
                 return
             progress.running = len(running)
             progress.show()
-            wake = dispatcher.wake_in()
-            timeout = min(POLL_S, wake if wake is not None else POLL_S)
+            timeout = _wait(dispatcher, slots - len(running))
             if not running:
                 await asyncio.sleep(timeout)
                 continue

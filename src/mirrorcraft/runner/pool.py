@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import multiprocessing
 import os
 import signal
@@ -155,7 +156,13 @@ class WorkerPool:
         process = self._ctx.Process(  # type: ignore[attr-defined]
             target=_serve, args=(theirs, os.getpid(), self.target), name="mirrorcraft-worker"
         )
-        process.start()
+        # A forked worker never collects the objects it inherits (loaded worlds, rule sets,
+        # caches), so its garbage collector does not touch, and copy, those pages.
+        gc.freeze()
+        try:
+            process.start()
+        finally:
+            gc.unfreeze()
         theirs.close()
         worker = _Worker(process, mine)
         self._workers.append(worker)
