@@ -14,8 +14,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from mirrorcraft.runner.executor import Progress, plan_jobs, run_local
-from mirrorcraft.runner.spec import expand, parse_spec
+from mirrorcraft.runner.executor import plan_jobs, run_job
+from mirrorcraft.runner.loops import run_local
+from mirrorcraft.runner.progress import Progress
+from mirrorcraft.runner.spec import ExperimentSpec, expand, parse_spec
 from mirrorcraft.runner.store import ResultStore
 
 WORLDS = [
@@ -34,8 +36,8 @@ RULES = ["vanilla", "M01", "M02", "M03", "M04", "M05", "M06"]
 TASKS = ["iron_armor", "diamond", "enchantment"]
 
 
-def timed_run(agent: str, worlds: list[str], reps: int, workers: int) -> tuple[int, float]:
-    spec = parse_spec(
+def _spec(agent: str, worlds: list[str], reps: int) -> ExperimentSpec:
+    return parse_spec(
         {
             "schema_version": 1,
             "name": f"bench-{agent}",
@@ -47,6 +49,17 @@ def timed_run(agent: str, worlds: list[str], reps: int, workers: int) -> tuple[i
         },
         "bench",
     )
+
+
+def warm_up(agent: str, worlds: list[str]) -> None:
+    """Run the sample's episodes in this process (the workers run theirs in forked copies)."""
+    spec = _spec(agent, worlds, 1)
+    for job in plan_jobs(spec, expand(spec), set()):
+        run_job(job)
+
+
+def timed_run(agent: str, worlds: list[str], reps: int, workers: int) -> tuple[int, float]:
+    spec = _spec(agent, worlds, reps)
     with tempfile.TemporaryDirectory() as tmp, ResultStore(Path(tmp) / "r.sqlite") as store:
         jobs = plan_jobs(spec, expand(spec), set())
         start = time.perf_counter()
@@ -71,10 +84,10 @@ def main() -> None:
     worlds = WORLDS[:2]
     if args.quick:
         agents, worlds = ["adaptive-planner"], WORLDS[:1]
-    # Warm the per-process caches (worlds, rule sets, beliefs) so both worker counts start equal;
-    # forked workers inherit them.
+    # Warm this process's caches (worlds, rule sets, beliefs) by running the sample here once,
+    # so both worker counts start equal: every run's workers are forked copies of it.
     for agent in agents:
-        timed_run(agent, worlds, 1, 1)
+        warm_up(agent, worlds)
     for agent in agents:
         for workers in (1, 2):
             n, secs = timed_run(agent, worlds, 1, workers)

@@ -19,8 +19,10 @@ from mirrorcraft.agents.base import Decision, EpisodeContext
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.runner import executor
-from mirrorcraft.runner.executor import Progress, plan_jobs, run_local
-from mirrorcraft.runner.spec import SpecError, expand, parse_spec
+from mirrorcraft.runner.executor import plan_jobs
+from mirrorcraft.runner.loops import run_local
+from mirrorcraft.runner.progress import Progress
+from mirrorcraft.runner.spec import ExecutionSpec, SpecError, expand, parse_spec
 from mirrorcraft.runner.store import ResultStore
 
 SMALL = {
@@ -111,15 +113,16 @@ def test_faults_are_rerun_and_agent_errors_are_outcomes(
         "s",
     )
     monkeypatch.setattr(executor, "make_agent", lambda *a, **k: FlakyAgent())
+    quick = ExecutionSpec(retry_delay_s=0.01)
     with ResultStore(tmp_path / "r.sqlite") as store:
         jobs = plan_jobs(spec, expand(spec), set())
-        run_local(jobs, store, 1, Progress(len(jobs), io.StringIO()))
+        run_local(jobs, store, 1, Progress(len(jobs), io.StringIO()), policy=quick)
         (record,) = list(store.records())
         assert record.termination == "no_action" and record.actions_used == 1
         assert store.fault_count(record.episode_id) == 1
     monkeypatch.setattr(executor, "make_agent", lambda *a, **k: BrokenAgent())
     with ResultStore(tmp_path / "r2.sqlite") as store:
-        run_local(jobs, store, 1, Progress(len(jobs), io.StringIO()))
+        run_local(jobs, store, 1, Progress(len(jobs), io.StringIO()), policy=quick)
         (record,) = list(store.records())
         assert record.termination == "agent_error" and "own bug" in record.agent_error
 

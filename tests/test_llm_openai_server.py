@@ -170,13 +170,23 @@ def test_unauthorised_is_a_config_error_without_retry_or_key(server: FakeOpenAIS
     assert KEY not in rendered and KEY not in repr(caught.value)
 
 
-def test_other_client_errors_are_unavailable_and_scrubbed(server: FakeOpenAIServer) -> None:
-    server.default = Fail(400, message=f"prompt too long; your key {KEY} is fine")
-    with pytest.raises(LLMUnavailable) as caught:
+def test_other_client_errors_are_config_faults_and_scrubbed(server: FakeOpenAIServer) -> None:
+    server.default = Fail(400, message=f"bad field; your key {KEY} is fine")
+    with pytest.raises(LLMConfigError) as caught:
         call(make(server))
     assert server.requests == 1 and "HTTP 400" in str(caught.value)
-    assert "prompt too long" in str(caught.value)
+    assert "bad field" in str(caught.value) and caught.value.kind == "config"
     assert KEY not in "".join(traceback.format_exception(caught.value))
+
+
+def test_a_context_length_refusal_is_a_config_fault_never_retried(
+    server: FakeOpenAIServer,
+) -> None:
+    server.default = Fail.context_length()  # llama.cpp's wording and status
+    sleeps = Sleeps()
+    with pytest.raises(LLMConfigError, match="context window") as caught:
+        call(make(server, sleeps))
+    assert server.requests == 1 and sleeps.delays == [] and caught.value.kind == "config"
 
 
 def test_exhausted_errors_never_show_the_key(server: FakeOpenAIServer) -> None:
@@ -195,8 +205,9 @@ def test_unreachable_server_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> N
     settings = OpenAISettings(
         model="fake-model", base_url=url, api_key_env=KEY_ENV, max_retries=1, timeout_s=5
     )
-    with pytest.raises(LLMUnavailable, match="connection"):
+    with pytest.raises(LLMUnavailable, match="connection") as caught:
         call(OpenAIClient(settings, prices=PRICES, sleep=Sleeps()))
+    assert caught.value.kind == "connection"
 
 
 def test_concurrency_limit_is_respected_at_the_server(server: FakeOpenAIServer) -> None:

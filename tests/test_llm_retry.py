@@ -142,8 +142,8 @@ def failing(error: TransportError) -> tuple[Any, list[ChatRequest]]:
         (401, "auth", LLMConfigError, "refused the credentials"),
         (403, "auth", LLMConfigError, "refused the credentials"),
         (404, "not_found", LLMConfigError, "not found"),
-        (400, "client_error", LLMUnavailable, "HTTP 400"),
-        (422, "client_error", LLMUnavailable, "HTTP 422"),
+        (400, "client_error", LLMConfigError, "HTTP 400"),
+        (422, "client_error", LLMConfigError, "HTTP 422"),
     ],
 )
 def test_client_errors_are_not_retried(
@@ -151,9 +151,10 @@ def test_client_errors_are_not_retried(
 ) -> None:
     transport, seen = failing(TransportError(kind, "nope", status=status))
     sleeps = Sleeps()
-    with pytest.raises(raised, match=text):
+    with pytest.raises(raised, match=text) as caught:
         asyncio.run(client_over(transport, sleeps, api_key_env="SOME_KEY").complete(HELLO))
     assert len(seen) == 1 and sleeps.delays == []
+    assert getattr(caught.value, "kind", None) == "config"  # a fault that stops the endpoint
 
 
 def test_hanging_transport_times_out_and_is_retried() -> None:

@@ -26,23 +26,25 @@ WAIT = json.dumps({"thought": "look around", "skill": "wait", "args": {"ticks": 
 
 
 def _run(
-    tmp_path: Path, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, name: str
+    tmp_path: Path,
+    server: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    **changes: object,
 ) -> int:
+    """Run SPEC (with ``changes``) against the server; the model comes from the command line
+    unless ``changes`` gives the spec its own ``models``."""
     spec = tmp_path / "spec.yaml"
-    spec.write_text(yaml.safe_dump(SPEC))
+    spec.write_text(yaml.safe_dump({**SPEC, **changes}))
     monkeypatch.setenv("FAKE_KEY", "sk-test-secret-123")
+    model = ["--model", "fake-model", "--base-url", server.base_url, "--api-key-env", "FAKE_KEY"]
     return main(
         [
             "run",
             str(spec),
             "--out",
             str(tmp_path / name),
-            "--model",
-            "fake-model",
-            "--base-url",
-            server.base_url,
-            "--api-key-env",
-            "FAKE_KEY",
+            *([] if "models" in changes else model),
             "--no-report",
             "--workers",
             "1",
@@ -67,13 +69,14 @@ def test_react_run_records_calls_and_tokens_and_resumes_from_cache(
         )
         assert all(r["cost_usd"] is None for r in recs)  # an unpriced model costs "unknown", not 0
         assert all(set(r["template_hashes"]) == {"common", "react", "observation"} for r in recs)
-        assert first == 6
+        assert first == 7  # six episode calls and the one-token preflight
+        assert server.received[0].body["max_tokens"] == 1
         # A fresh results folder over the same cache replays without calling the endpoint again.
         (tmp_path / "a" / "results.sqlite").unlink()
         for extra in ("-wal", "-shm"):
             (tmp_path / "a" / f"results.sqlite{extra}").unlink(missing_ok=True)
         assert _run(tmp_path, server, monkeypatch, "a") == 0
-        assert server.requests == first
+        assert server.requests == first + 1  # only the preflight reaches the endpoint
         text = (tmp_path / "a" / "llm_cache.sqlite").read_bytes()
         assert b"sk-test-secret-123" not in text
 
@@ -82,19 +85,22 @@ def test_an_unreachable_endpoint_is_a_fault_and_nothing_is_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with FakeOpenAIServer(default=Fail(500)) as server:
-        monkeypatch.setattr("mirrorcraft.llm.openai_client.asyncio.sleep", _no_sleep)
-        code = _run(tmp_path, server, monkeypatch, "b")
+        model = {
+            "name": "fake-model",
+            "base_url": server.base_url,
+            "api_key_env": "FAKE_KEY",
+            "client": {"max_retries": 0},
+        }
+        quick = {"retry_delay_s": 0.05, "retry_delay_max_s": 0.1, "give_up_after_s": 1}
+        code = _run(tmp_path, server, monkeypatch, "b", models=[model], execution=quick)
     assert code == 1  # episodes left unfinished for a rerun
     with sqlite3.connect(tmp_path / "b" / "results.sqlite") as con:
         statuses = [s for (s,) in con.execute("SELECT status FROM episodes")]
         faults = con.execute("SELECT COUNT(*) FROM faults").fetchone()[0]
-    assert statuses and set(statuses) == {"infra_fault"} and faults >= 2
+        kinds = {k for (k,) in con.execute("SELECT kind FROM faults")}
+    assert statuses and set(statuses) == {"infra_fault"} and faults >= 2 and kinds == {"server"}
     out = capsys.readouterr()
     assert "sk-test-secret-123" not in out.out + out.err
-
-
-async def _no_sleep(_seconds: float) -> None:
-    return None
 
 
 def test_missing_key_or_url_is_a_clear_error(

@@ -5,6 +5,7 @@ scripted bridge. Covers the pre-episode checks and every infrastructure fault th
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -346,12 +347,20 @@ def _mine_stone(bridge: FakeBridge, args: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture
-def fake_bridge(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[FakeBridge]]:
+def fake_bridge(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[list[FakeBridge]]:
+    """Bridges made in this process; each one (in a worker process too) also adds a line to
+    the file named by $FAKE_BRIDGE_LOG."""
     made: list[FakeBridge] = []
+    log_path = tmp_path_factory.mktemp("bridges") / "bridges.log"
+    monkeypatch.setenv("FAKE_BRIDGE_LOG", str(log_path))
 
     def factory(*_a: Any, **_k: Any) -> FakeBridge:
         bridge = FakeBridge(acts={"mine": _mine_stone})
         made.append(bridge)
+        with log_path.open("a") as log:
+            log.write("bridge\n")
         return bridge
 
     monkeypatch.setattr(backend_mod, "BridgeClient", factory)
@@ -473,7 +482,9 @@ def test_run_with_the_mineflayer_backend_end_to_end(
 
     with sqlite3.connect(out / "results.sqlite") as db:
         rows = db.execute("select count(*) from episodes").fetchone()
-    assert rows[0] == 2 and len(fake_bridge) == 2
+    # The episodes ran in a worker process (one bridge each).
+    made = Path(os.environ["FAKE_BRIDGE_LOG"]).read_text().count("bridge")
+    assert rows[0] == 2 and made == 2
 
 
 def test_a_death_is_recorded_once_scored_and_never_rerun(

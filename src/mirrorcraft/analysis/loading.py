@@ -309,6 +309,21 @@ def _step_counts(con: sqlite3.Connection, path: Path) -> dict[str, tuple[int, in
     return {str(e): (int(n), int(a), int(b)) for e, n, a, b in rows} if rows else None
 
 
+EARLIER_SPEC = "earlier_spec"
+"""Excluded-status name for evaluated episodes of a spec other than the one that ran last
+(a folder resumed with ``--allow-changed-spec``): never pooled with the current spec's."""
+
+
+def _current_spec_hash(con: sqlite3.Connection) -> str:
+    """The spec hash of the run that wrote the database last ("" when it names none)."""
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'spec_hash'").fetchone()
+        value = json.loads(row[0]) if row is not None else ""
+    except (sqlite3.Error, ValueError, TypeError):
+        return ""
+    return value if isinstance(value, str) else ""
+
+
 def _load_sqlite(path: Path, checker: _Checker) -> LoadedResults:
     with closing(connect_readonly(path)) as con:
         _check_database(con, path)
@@ -316,6 +331,7 @@ def _load_sqlite(path: Path, checker: _Checker) -> LoadedResults:
             con, path, "SELECT episode_id, status, record FROM episodes ORDER BY episode_id"
         )
         steps = _step_counts(con, path)
+        current = _current_spec_hash(con)
     for episode_id, status, text in rows:
         if status != "ok":
             checker.excluded[str(status)] += 1
@@ -333,6 +349,9 @@ def _load_sqlite(path: Path, checker: _Checker) -> LoadedResults:
             raise RecordsError(
                 f"{path}: episode {episode_id!r}: record says episode_id {record.episode_id!r}"
             )
+        if current and record.spec_hash and record.spec_hash != current:
+            checker.excluded[EARLIER_SPEC] += 1
+            continue
         extra = mirror_flag_problem(doc)
         if steps is not None:  # a database with no step rows at all holds no traces
             count, first, last = steps.get(episode_id, (0, None, None))

@@ -15,9 +15,10 @@ from mirrorcraft.agents.mineevolve.store import KnowledgeStore, KnowledgeStoreEr
 from mirrorcraft.agents.registry import MOCK_MODEL
 from mirrorcraft.backends.rulesets import resolve_rules
 from mirrorcraft.commands.common import UserError
+from mirrorcraft.commands.run_guards import check_resume, locked, preflight
 from mirrorcraft.progress import ProgressLine
 from mirrorcraft.rules.errors import RulesError
-from mirrorcraft.runner.accumulate_run import AccumulationError, AccumulationRunner
+from mirrorcraft.runner.accumulate_run import AccumulationError, AccumulationRunner, Outcome
 from mirrorcraft.runner.accumulation import AccumulationSpec
 from mirrorcraft.runner.spec import ModelSpec
 from mirrorcraft.runner.store import StoreError
@@ -38,7 +39,8 @@ def parse(raw: dict[str, Any], source: str) -> AccumulationSpec:
         raise UserError(f"{source}: field {where!r}: {first['msg']}") from None
 
 
-def validate(spec: AccumulationSpec) -> None:
+def validate(spec: AccumulationSpec) -> tuple[list[str], list[str]]:
+    """Check everything a run needs; returns the worlds and rule sets the spec names."""
     named = list(spec.eval.worlds) + (list(spec.train.worlds) if spec.train else [])
     rules = list(spec.eval.rules) + (list(spec.train.rules) if spec.train else [])
     for v in spec.variants:
@@ -89,6 +91,7 @@ def validate(spec: AccumulationSpec) -> None:
             make_settings(m.name, m.base_url, m.api_key_env, **m.client)
         except LLMConfigError as exc:
             raise UserError(f"model {m.name!r}: {exc}") from None
+    return list(dict.fromkeys(named)), list(dict.fromkeys(rules))
 
 
 def run_accumulation(args: argparse.Namespace, raw: dict[str, Any], source: str) -> int:
@@ -104,17 +107,57 @@ def run_accumulation(args: argparse.Namespace, raw: dict[str, Any], source: str)
     if args.model:
         model = ModelSpec(name=args.model, base_url=args.base_url, api_key_env=args.api_key_env)
         spec = spec.model_copy(update={"models": (model,)})
-    validate(spec)
+    worlds, rules = validate(spec)
     out = Path(args.out) if args.out else Path("runs") / spec.name
+    if getattr(args, "allow_changed_spec", False):
+        raise UserError(
+            "--allow-changed-spec does not apply to accumulation runs (their knowledge stores "
+            "cannot mix two specs); give the changed spec another --out"
+        )
+    with locked(out):
+        outcome = _run_locked(args, spec, out, worlds, rules)
+    summary, loaded = _summary(out)
+    from mirrorcraft.report.accumulation_tables import accumulation_tables
+    from mirrorcraft.report.render import render_text
+
+    print("\n".join(render_text(t) for t in accumulation_tables(summary)))
+    for line in outcome.missing:
+        print(f"not finished: {line}")
+    if outcome.missing:
+        print(
+            "rerun the same command to continue: unfinished episodes get fresh attempts "
+            "(the faults tables keep each fault for the record)"
+        )
+    if outcome.held_back:
+        print(f"{outcome.held_back} episode(s) left for later by --limit; rerun to continue")
+    if not args.no_report and loaded.records:
+        from mirrorcraft.report.build import write_report
+
+        write_report(loaded, summary, out / "report", viewer=len(loaded.records) <= 1000)
+        print(f"report: {out / 'report' / 'index.html'}")
+    return 1 if outcome.missing else 0
+
+
+def _run_locked(
+    args: argparse.Namespace,
+    spec: AccumulationSpec,
+    out: Path,
+    worlds: list[str],
+    rules: list[str],
+) -> Outcome:
     ticker = _Ticker()
     try:
         runner = AccumulationRunner(
-            spec, out, workers=args.workers, on_done=ticker.tick, limit=args.limit
+            spec, out, workers=args.workers, on_done=ticker.tick, limit=args.limit, say=_say
         )
     except StoreError as exc:
         raise UserError(str(exc)) from None
     ticker.plan(spec, runner.train_db.finished_ids(), runner.eval_db.finished_ids())
     try:
+        for db in (runner.train_db, runner.eval_db):
+            check_resume(db, spec.hash, rules, worlds, out, allow=False)
+        if spec.execution.preflight:
+            preflight(spec.models, {m.name for m in spec.models})
         runner.train_db.set_meta("software_version", __version__)
         outcome = runner.run()
         ticker.line.finish()
@@ -128,21 +171,11 @@ def run_accumulation(args: argparse.Namespace, raw: dict[str, Any], source: str)
         f"results in {out}/results.sqlite (training in {out}/train.sqlite, stores in {out}/stores)",
         file=sys.stderr,
     )
-    summary, loaded = _summary(out)
-    from mirrorcraft.report.accumulation_tables import accumulation_tables
-    from mirrorcraft.report.render import render_text
+    return outcome
 
-    print("\n".join(render_text(t) for t in accumulation_tables(summary)))
-    for line in outcome.missing:
-        print(f"not finished: {line}")
-    if outcome.held_back:
-        print(f"{outcome.held_back} episode(s) left for later by --limit; rerun to continue")
-    if not args.no_report and loaded.records:
-        from mirrorcraft.report.build import write_report
 
-        write_report(loaded, summary, out / "report", viewer=len(loaded.records) <= 1000)
-        print(f"report: {out / 'report' / 'index.html'}")
-    return 1 if outcome.missing else 0
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def _summary(out: Path) -> tuple[dict[str, Any], Any]:

@@ -139,7 +139,18 @@ def text_report(loaded: LoadedResults, summary: dict[str, Any]) -> str:
         + (f" + {counts['controls']} control episode(s)" if counts["controls"] else "")
     ]
     for status, n in counts["excluded"].items():
-        lines.append(f"left out: {n} infrastructure record(s) ({status}), never scored")
+        if status == "earlier_spec":
+            lines.append(
+                f"left out: {n} episode(s) of an earlier version of the spec (kept in the "
+                "database; the folder was resumed with --allow-changed-spec)"
+            )
+        elif status == "trace_mismatch":
+            lines.append(
+                f"left out: {n} episode(s) whose step rows disagree with actions_used "
+                "(edited or damaged traces; the next run reruns them)"
+            )
+        else:
+            lines.append(f"left out: {n} infrastructure record(s) ({status}), never scored")
     invalid = counts["invalid"]
     if invalid:
         lines.append(f"left out: {len(invalid)} inconsistent record(s) (--skip-invalid):")

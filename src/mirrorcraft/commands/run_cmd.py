@@ -13,12 +13,21 @@ from mirrorcraft import __version__
 from mirrorcraft.agents.registry import MOCK_MODEL, is_known_agent, known_agents, needs_model
 from mirrorcraft.backends.rulesets import resolve_rules
 from mirrorcraft.commands.common import UserError, list_option
+from mirrorcraft.commands.run_guards import (
+    check_resume,
+    locked,
+    not_finished_message,
+    preflight,
+)
 from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.rules.errors import RulesError
-from mirrorcraft.runner.executor import Progress, plan_jobs, run_async, run_local, run_ray
+from mirrorcraft.runner.dispatch import Dispatcher
+from mirrorcraft.runner.executor import plan_jobs
+from mirrorcraft.runner.loops import new_run_id, run_async, run_local, run_ray
+from mirrorcraft.runner.progress import Progress
 from mirrorcraft.runner.spec import ExperimentSpec, ModelSpec, SpecError, expand, load_spec
 from mirrorcraft.runner.store import ResultStore, StoreError
-from mirrorcraft.world.registry import load_world, parse_file_world, world_problem
+from mirrorcraft.world.registry import world_problem
 
 VIEWER_LIMIT = 1000
 
@@ -78,6 +87,13 @@ def add_parser(sub: Any) -> None:
         help="mineflayer: command starting the server, {jar} replaced (default: java -Xms1G -Xmx2G -jar {jar} nogui)",
     )
     p.add_argument("--node", default="node", help="mineflayer: the Node.js 20 executable")
+    p.add_argument(
+        "--allow-changed-spec",
+        action="store_true",
+        help="resume in a folder whose episodes ran under another spec, rule set or world: "
+        "differing episodes are rerun (old records kept in 'superseded'); analysis reads "
+        "only the spec that ran last",
+    )
     p.set_defaults(handler=run)
 
 
@@ -162,20 +178,6 @@ def _backend_options(args: argparse.Namespace, spec: ExperimentSpec) -> dict[str
     return options.to_dict()
 
 
-def _check_file_worlds(spec: ExperimentSpec, store: ResultStore) -> None:
-    """Refuse to resume when a biome spec file now generates another world than it did."""
-    now = {w: load_world(w).world.fingerprint for w in spec.worlds if parse_file_world(w)}
-    if not now:
-        return
-    for record in store.records():
-        if record.world in now and record.world_fingerprint != now[record.world]:
-            raise UserError(
-                f"world {record.world!r} now generates a different world (fingerprint "
-                f"{now[record.world]}; the stored episodes have {record.world_fingerprint}): "
-                "the spec file changed since they ran; restore it or use another --out"
-            )
-
-
 def run(args: argparse.Namespace) -> int:
     workers_given = args.workers is not None
     if not workers_given:
@@ -192,16 +194,29 @@ def run(args: argparse.Namespace) -> int:
     if backend_options and not workers_given:
         args.workers = 1  # every episode runs its own Minecraft server
     out = Path(args.out) if args.out else Path("runs") / spec.name
+    with locked(out):
+        return _run_locked(args, spec, out, backend_options)
+
+
+def _run_locked(
+    args: argparse.Namespace, spec: ExperimentSpec, out: Path, backend_options: dict[str, Any]
+) -> int:
     conditions = expand(spec)
     try:
         store = ResultStore(out / "results.sqlite")
     except StoreError as exc:
         raise UserError(str(exc)) from None
+    dispatchers: list[Dispatcher] = []
     with store:
-        store.set_meta("spec", spec.public_dump())
-        store.set_meta("spec_hash", spec.hash)
-        store.set_meta("software_version", __version__)
-        finished = store.finished_ids()
+        stale = check_resume(
+            store,
+            spec.hash,
+            spec.rules,
+            spec.worlds,
+            out,
+            allow=args.allow_changed_spec,
+            real_server=bool(backend_options),
+        )
         incomplete = store.incomplete_ids()
         if incomplete:
             print(
@@ -209,8 +224,7 @@ def run(args: argparse.Namespace) -> int:
                 "actions_used (edited or damaged traces); they run again",
                 file=sys.stderr,
             )
-        if finished:
-            _check_file_worlds(spec, store)
+        finished = store.finished_ids() - stale
         jobs = plan_jobs(
             spec,
             conditions,
@@ -222,33 +236,49 @@ def run(args: argparse.Namespace) -> int:
         if args.limit is not None:
             held_back = max(len(jobs) - max(args.limit, 0), 0)
             jobs = jobs[: max(args.limit, 0)]
+        if spec.execution.preflight:
+            preflight(spec.models, {j.condition.model for j in jobs if j.endpoint is not None})
+        store.set_meta("spec", spec.public_dump())
+        store.set_meta("spec_hash", spec.hash)
+        store.set_meta("software_version", __version__)
         print(
             f"experiment {spec.name}: {len(conditions)} episodes, {len(finished & {c.episode_id for c in conditions})} "
             f"already done, running {len(jobs)} with {args.workers} worker(s); results in {out}/results.sqlite",
             file=sys.stderr,
         )
         progress = Progress(len(jobs))
+        run_id = new_run_id()
+        policy = spec.execution
         try:
             model_jobs = [j for j in jobs if needs_model(j.condition.agent)]
             cpu_jobs = [j for j in jobs if not needs_model(j.condition.agent)]
             if args.executor == "ray":
-                run_ray(jobs, store, args.address, progress)
+                dispatchers.append(
+                    run_ray(jobs, store, args.address, progress, policy=policy, run_id=run_id)
+                )
             else:
-                run_local(cpu_jobs, store, args.workers, progress)
+                if cpu_jobs:
+                    dispatchers.append(
+                        run_local(
+                            cpu_jobs, store, args.workers, progress, policy=policy, run_id=run_id
+                        )
+                    )
                 if model_jobs:
                     concurrency = args.concurrency
                     if backend_options:
                         concurrency = min(concurrency, args.workers)
-                    run_async(model_jobs, store, concurrency, progress)
+                    dispatchers.append(
+                        run_async(
+                            model_jobs, store, concurrency, progress, policy=policy, run_id=run_id
+                        )
+                    )
         except InfrastructureFault as exc:
             raise UserError(str(exc)) from None
         progress.show(force=True)
         failed = len({j.condition.episode_id for j in jobs} - store.finished_ids())
     print(_headline(out / "results.sqlite", spec))
     if failed:
-        print(
-            f"{failed} episode(s) not finished because of faults; rerun the same command to retry them"
-        )
+        print(not_finished_message(failed, dispatchers))
     if held_back:
         print(f"{held_back} episode(s) left for later by --limit; rerun to continue")
     if not args.no_report:

@@ -4,7 +4,8 @@ A client takes chat messages and returns a ``Completion`` with token usage and
 cost. ``meta`` carries structured context (the reply contract expected, the
 current observation as JSON) that real clients ignore and the mock client uses
 to play a scripted policy. An endpoint that still fails after retries raises
-``LLMUnavailable`` (an infrastructure fault: the episode is rerun).
+``LLMUnavailable`` (an infrastructure fault: the episode is rerun); a setting that
+no retry can fix raises ``LLMConfigError`` (a fault of kind ``config``).
 """
 
 from __future__ import annotations
@@ -71,8 +72,19 @@ class LLMClient(Protocol):
 
 
 class LLMUnavailable(InfrastructureFault):
-    """The endpoint failed after all retries (rate limits, server errors, timeouts, network)."""
+    """The endpoint failed after all retries (rate limits, server errors, timeouts, network).
+
+    ``kind`` says how (``connection``, ``timeout`` or ``server``; see ``mirrorcraft.faults``).
+    """
+
+    endpoint = True
 
 
-class LLMConfigError(Exception):
-    """The client cannot be set up (no base URL, no key in the named variable, bad settings)."""
+class LLMConfigError(InfrastructureFault):
+    """A setting is wrong and no retry can fix it: no base URL, no key in the named variable,
+    bad settings, refused credentials, an unknown model or path, a request larger than the
+    endpoint's context window. Before a run it stops the run; inside an episode it is an
+    infrastructure fault of kind ``config`` that stops dispatch to the endpoint."""
+
+    kind = "config"
+    endpoint = True

@@ -1,14 +1,22 @@
 """A small OpenAI-compatible HTTP server on 127.0.0.1, for offline tests and smoke runs.
 
-It answers ``POST <root>/chat/completions`` and can be told, request by
-request, to reply normally, fail with a status (with ``retry-after`` headers),
-hang, send a body that is not JSON, or send empty content. It counts how many
+It answers ``POST <root>/chat/completions`` and ``GET <root>/models`` and can be
+told, request by request, to reply normally, fail with a status (with
+``retry-after`` headers; ``Fail.context_length()`` is llama.cpp's refusal of an
+oversized request), hang, drop the connection, send a body that is not JSON, or
+send empty content. With ``models`` it knows only those model names (others get
+a 404 like OpenAI's); with ``context_window`` it refuses requests whose prompt
+(four characters a token) plus ``max_tokens`` exceed it, and reports the window
+in its model listing as vLLM does (``max_model_len``). It counts how many
 requests are in flight at once and keeps every request it received. Only the
 standard library is used; each request is handled in its own thread.
 
     with FakeOpenAIServer() as server:
         server.script(Fail(429, retry_after="2"), Reply("hello"))
         client = OpenAIClient(OpenAISettings(model="m", base_url=server.base_url))
+
+``python -m mirrorcraft.llm.fakeserver --help`` serves one from the command line
+(to try a run against a failing endpoint by hand).
 """
 
 from __future__ import annotations
@@ -39,6 +47,16 @@ class Fail:
     message: str = "simulated failure"
     retry_after: str | None = None
     retry_after_ms: str | None = None
+    type: str = "fake"
+
+    @classmethod
+    def context_length(cls) -> Fail:
+        """A llama.cpp server's answer to a prompt plus max_tokens beyond its context."""
+        return cls(
+            400,
+            "the request exceeds the available context size, try increasing it",
+            type="exceed_context_size_error",
+        )
 
 
 @dataclass(frozen=True)
@@ -55,7 +73,12 @@ class Malformed:
     body: bytes = b'{"id": "broken", "choices": [{"message": '
 
 
-Behaviour = Reply | Fail | Hang | Malformed
+@dataclass(frozen=True)
+class Drop:
+    """Close the connection without answering (a server process dying mid-request)."""
+
+
+Behaviour = Reply | Fail | Hang | Malformed | Drop
 
 
 @dataclass
@@ -69,8 +92,17 @@ class Received:
 class FakeOpenAIServer:
     """Serves scripted behaviours in order, then ``default`` for every further request."""
 
-    def __init__(self, default: Behaviour = Reply()) -> None:
+    def __init__(
+        self,
+        default: Behaviour = Reply(),
+        *,
+        models: tuple[str, ...] | None = None,
+        context_window: int | None = None,
+        port: int = 0,
+    ) -> None:
         self.default = default
+        self.models = models
+        self.context_window = context_window
         self.received: list[Received] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -78,7 +110,7 @@ class FakeOpenAIServer:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._gate: threading.Event | None = None
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -132,16 +164,46 @@ class FakeOpenAIServer:
             self.received.append(received)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            refusal = self._refusal(received.body)
+            if refusal is not None:
+                return refusal
             return self._script.popleft() if self._script else self.default
+
+    def _refusal(self, request: dict[str, Any]) -> Fail | None:
+        """An unknown model or an oversized request, checked before any scripted behaviour."""
+        model = str(request.get("model", ""))
+        if self.models is not None and model not in self.models:
+            return Fail(404, f"The model `{model}` does not exist or you do not have access to it.")
+        if self.context_window is not None:
+            asked = request.get("max_tokens") or request.get("max_completion_tokens") or 0
+            if _prompt_chars(request) // 4 + int(asked) > self.context_window:
+                return Fail.context_length()
+        return None
+
+    def listing(self) -> dict[str, Any]:
+        names = self.models if self.models is not None else ("fake-model",)
+        entries: list[dict[str, Any]] = []
+        for name in names:
+            entry: dict[str, Any] = {"id": name, "object": "model", "owned_by": "fake"}
+            if self.context_window is not None:
+                entry["max_model_len"] = self.context_window
+            entries.append(entry)
+        return {"object": "list", "data": entries}
 
     def _done(self) -> None:
         with self._lock:
             self.in_flight -= 1
 
 
-def _completion_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
+def _prompt_chars(request: dict[str, Any]) -> int:
     messages = request.get("messages") or []
-    prompt_chars = sum(len(str(m.get("content", ""))) for m in messages if isinstance(m, dict))
+    if not isinstance(messages, list):
+        return 0
+    return sum(len(str(m.get("content", ""))) for m in messages if isinstance(m, dict))
+
+
+def _completion_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
+    prompt_chars = _prompt_chars(request)
     body: dict[str, Any] = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -182,6 +244,15 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
+        def do_GET(self) -> None:
+            try:
+                if self.path.split("?")[0].rstrip("/") == "/v1/models":
+                    self._send(200, json.dumps(server.listing()).encode())
+                else:
+                    self._send(404, b'{"error": {"message": "no such route"}}')
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
@@ -204,7 +275,7 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 server._done()
 
         def _play(self, behaviour: Behaviour, received: Received) -> None:
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":
                 self._send(404, b'{"error": {"message": "no such route"}}')
             elif isinstance(behaviour, Reply):
                 gate = server._gate
@@ -218,12 +289,63 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     headers["Retry-After"] = behaviour.retry_after
                 if behaviour.retry_after_ms is not None:
                     headers["retry-after-ms"] = behaviour.retry_after_ms
-                error = {"error": {"message": behaviour.message, "type": "fake", "code": None}}
+                error = {
+                    "error": {"message": behaviour.message, "type": behaviour.type, "code": None}
+                }
                 self._send(behaviour.status, json.dumps(error).encode(), headers)
             elif isinstance(behaviour, Hang):
                 server._stop.wait(timeout=behaviour.seconds)
+                self.close_connection = True
+            elif isinstance(behaviour, Drop):
                 self.close_connection = True
             else:
                 self._send(200, behaviour.body)
 
     return Handler
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve a fake endpoint until interrupted; prints its base URL first."""
+    import argparse
+    import time
+
+    parser = argparse.ArgumentParser(
+        prog="python -m mirrorcraft.llm.fakeserver",
+        description="A fake OpenAI-compatible endpoint on 127.0.0.1 (for trying failure paths).",
+    )
+    parser.add_argument("--port", type=int, default=0, help="port (default: any free one)")
+    parser.add_argument("--reply", default="ok", help="the text of every normal reply")
+    parser.add_argument(
+        "--fail", type=int, default=None, help="answer every request with this HTTP status"
+    )
+    parser.add_argument(
+        "--context-length-error", action="store_true", help="answer llama.cpp's context refusal"
+    )
+    parser.add_argument("--hang", action="store_true", help="never answer")
+    parser.add_argument("--drop", action="store_true", help="close every connection unanswered")
+    parser.add_argument("--models", default=None, help="comma-separated model names it knows")
+    parser.add_argument("--context-window", type=int, default=None, help="tokens it accepts")
+    args = parser.parse_args(argv)
+    default: Behaviour = Reply(args.reply)
+    if args.fail is not None:
+        default = Fail(args.fail)
+    elif args.context_length_error:
+        default = Fail.context_length()
+    elif args.hang:
+        default = Hang(3600.0)
+    elif args.drop:
+        default = Drop()
+    models = tuple(m for m in args.models.split(",") if m) if args.models else None
+    with FakeOpenAIServer(
+        default, models=models, context_window=args.context_window, port=args.port
+    ) as server:
+        print(server.base_url, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

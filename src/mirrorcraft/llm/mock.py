@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from mirrorcraft.llm.base import CallMeta, Completion, LLMUnavailable, Message, Sampling
-from mirrorcraft.llm.transport import ChatRequest, ChatResponse, TransportError
+from mirrorcraft.llm.transport import ChatRequest, ChatResponse, TransportError, fault_kind
 
 DEFAULT_SAMPLING = Sampling()
 
@@ -171,7 +171,8 @@ class MockLLM:
             text = await self._attempt(messages, meta)
         except TransportError as exc:
             raise LLMUnavailable(
-                f"model {self.model!r} at mock: {exc.kind} ({exc}); the mock has no retries"
+                f"model {self.model!r} at mock: {exc.kind} ({exc}); the mock has no retries",
+                kind=fault_kind(exc),
             ) from None
         return Completion(
             text=text,

@@ -14,13 +14,14 @@ Failure policy:
   exactly (capped at ``retry_after_max_s``); otherwise the wait grows
   exponentially from ``backoff_base_s`` up to ``backoff_max_s``, scaled by a
   random factor in [0.5, 1) drawn from a seeded generator.
-* 401/403 (credentials) and 404 (model or path) are set-up mistakes that no
-  retry fixes: ``LLMConfigError``.
-* Any other 4xx (a malformed or oversized request) is not retried either; it
-  raises ``LLMUnavailable`` naming the status, so the harness records an
-  infrastructure fault for that episode instead of aborting the whole run.
+* 401/403 (credentials), 404 (model or path), and any other 4xx (a request
+  larger than the context window, an unknown model, a setting the endpoint does
+  not accept) are set-up mistakes that sending the same request again cannot
+  fix: ``LLMConfigError`` (an infrastructure fault of kind ``config``; the runner
+  stops dispatching to this endpoint and the episode is retried by a later run).
 * When the retries run out: ``LLMUnavailable`` naming the model, the endpoint
-  host and the last kind of failure.
+  host and the last kind of failure; its fault kind is ``timeout``,
+  ``connection`` or ``server``.
 
 The API key is read from the environment variable named in the settings, held
 only by the SDK client, and scrubbed from every message we build.
@@ -54,6 +55,7 @@ from mirrorcraft.llm.transport import (
     ChatResponse,
     Transport,
     TransportError,
+    fault_kind,
     kind_for_status,
     parse_retry_after,
 )
@@ -89,6 +91,9 @@ class OpenAISettings(BaseModel):
     """Sent only when set, e.g. "none" or "minimal" where the provider supports it."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Provider-specific request fields, e.g. a switch that turns reasoning off."""
+    prompt_budget_tokens: int = Field(8192, ge=1, le=10_000_000)
+    """The largest prompt the agents are expected to send; the run's preflight checks that
+    the endpoint's context window (where it reports one) holds it plus ``max_tokens``."""
 
     @field_validator("base_url")
     @classmethod
@@ -162,6 +167,21 @@ class OpenAITransport:
         if self._client is not None and self._loop is asyncio.get_running_loop():
             await self._client.close()
         self._client = None
+
+    async def model_entry(self, model: str) -> dict[str, Any] | None:
+        """The endpoint's listing entry for ``model`` (``GET <root>/models``), or None when the
+        endpoint lists no models, does not list this one, or the listing fails."""
+        import openai
+
+        try:
+            page: Any = await self._sdk().models.list()
+        except (openai.OpenAIError, ValueError, TypeError):
+            return None
+        for entry in getattr(page, "data", None) or []:
+            doc = entry.model_dump() if hasattr(entry, "model_dump") else None
+            if isinstance(doc, dict) and doc.get("id") == model:
+                return doc
+        return None
 
     async def __call__(self, request: ChatRequest) -> ChatResponse:
         import openai
@@ -313,6 +333,34 @@ class OpenAIClient:
             estimated=estimated,
         )
 
+    async def context_window(self) -> int | None:
+        """The context window the endpoint reports for this model, in tokens (None: unknown).
+
+        Read from the model listing where the server puts it there: vLLM
+        (``max_model_len``), OpenRouter, LM Studio and Groq (``context_length``,
+        ``context_window``), llama.cpp when it reports ``meta.n_ctx``."""
+        lookup = getattr(self._transport, "model_entry", None)
+        if lookup is None:
+            return None
+        try:
+            async with asyncio.timeout(self.settings.timeout_s):
+                entry = await lookup(self.model)
+        except TimeoutError:
+            return None
+        if not isinstance(entry, dict):
+            return None
+        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+        for value in (
+            entry.get("max_model_len"),
+            entry.get("context_length"),
+            entry.get("context_window"),
+            entry.get("max_context_length"),
+            meta.get("n_ctx") if isinstance(meta, dict) else None,
+        ):
+            if type(value) is int and value > 0:
+                return value
+        return None
+
     def _slots(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
         if self._semaphore is None or self._semaphore_loop is not loop:
@@ -368,10 +416,48 @@ class OpenAIClient:
                 f"{where}: not found (HTTP 404); check the model name and that the base URL "
                 "ends at the API root (often /v1)"
             )
-        return LLMUnavailable(f"{where} rejected the request, not retried: {self._describe(error)}")
+        text = str(error)
+        if is_context_error(text):
+            return LLMConfigError(
+                f"{where}: the request does not fit the endpoint's context window "
+                f"(HTTP {error.status}: {text}); give the server a larger context "
+                "(llama.cpp: -c/--ctx-size; vLLM: --max-model-len) or use a model with one"
+            )
+        if is_unknown_model_error(text):
+            return LLMConfigError(
+                f"{where}: the endpoint does not know this model (HTTP {error.status}: {text}); "
+                "check the model name"
+            )
+        return LLMConfigError(
+            f"{where} rejected the request, not retried (a setting it does not accept?): "
+            f"{self._describe(error)}"
+        )
 
     def _exhausted(self, error: TransportError, attempts: int) -> LLMUnavailable:
         return LLMUnavailable(
             f"model {self.model!r} at {self.endpoint} still failing after {attempts} attempt(s); "
-            f"last error: {self._describe(error)}"
+            f"last error: {self._describe(error)}",
+            kind=fault_kind(error),
         )
+
+
+_CONTEXT = re.compile(
+    r"(?i)context[ _-]?(length|size|window)|maximum context|exceeds? the available context"
+    r"|too many tokens|prompt is too long|n_ctx"
+)
+_UNKNOWN_MODEL = re.compile(
+    r"(?i)(model[^.;]{0,60}(not (found|exist)|does not exist|unknown|no such))"
+    r"|(unknown|invalid) model|model_not_found"
+)
+
+
+def is_context_error(text: str) -> bool:
+    """Does an error message say the request exceeds the context window?
+
+    Matches the wording of llama.cpp ("exceeds the available context size"), vLLM
+    ("maximum context length is N tokens") and OpenAI ("context_length_exceeded")."""
+    return bool(_CONTEXT.search(text))
+
+
+def is_unknown_model_error(text: str) -> bool:
+    return bool(_UNKNOWN_MODEL.search(text))

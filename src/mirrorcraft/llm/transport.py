@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mirrorcraft.faults import FaultKind
 from mirrorcraft.llm.base import CallMeta
 
 FailureKind = Literal[
@@ -108,6 +109,17 @@ def kind_for_status(status: int) -> FailureKind:
     if status == 404:
         return "not_found"
     return "client_error"
+
+
+def fault_kind(error: TransportError) -> FaultKind:
+    """The infrastructure fault kind of a failed call (see ``mirrorcraft.faults``)."""
+    if error.kind == "timeout":
+        return "timeout"
+    if error.kind == "connection":
+        return "connection"
+    if error.kind in ("auth", "not_found", "client_error"):
+        return "config"
+    return "server"
 
 
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:

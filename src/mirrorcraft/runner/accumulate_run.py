@@ -7,23 +7,31 @@ operations are committed to its store *before* its record is written, so after
 an interruption a store can only be ahead of the records; a rerun truncates it to
 the finished prefix of its stream and continues, and re-creates any missing
 snapshot from the store's retained versions.
+
+Faults follow the same lifecycle as grid runs (``runner.dispatch``): attempts
+per invocation with growing waits, a paused or stopped model endpoint, episodes
+in worker processes that fail alone (``runner.pool``) and a wall-clock limit per
+episode. A stream whose episode is given up stops there; a rerun continues it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import re
+import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from mirrorcraft.agents.baselines.config import settings_for
 from mirrorcraft.agents.mineevolve.store import KnowledgeStore
+from mirrorcraft.faults import Fault, redact
 from mirrorcraft.runner.accumulation import AccumulationSpec, Stream, plan_streams
-from mirrorcraft.runner.executor import MAX_ATTEMPTS, Job, MemoryPlan, run_job, run_job_async
+from mirrorcraft.runner.dispatch import Breaker
+from mirrorcraft.runner.executor import Job, MemoryPlan, endpoint_label, run_job
+from mirrorcraft.runner.loops import new_run_id, run_timed, secrets_of
+from mirrorcraft.runner.pool import WorkerPool
 from mirrorcraft.runner.store import ResultStore
 
 LIMITED = "left for a later run by --limit"
@@ -58,6 +66,7 @@ class AccumulationRunner:
         workers: int = 1,
         on_done: Callable[[str], None] | None = None,
         limit: int | None = None,
+        say: Callable[[str], None] = print,
     ):
         self.spec = spec
         self.out = out
@@ -70,6 +79,8 @@ class AccumulationRunner:
         self.outcome = Outcome()
         self.ready: dict[str, asyncio.Event] = {}
         self.failed: dict[str, str] = {}
+        self.given_up: dict[str, str] = {}
+        """Episode id -> why it was given up in this run."""
         models = {
             m.name: {k: v for k, v in m.model_dump().items() if k != "name"} for m in spec.models
         }
@@ -77,7 +88,12 @@ class AccumulationRunner:
             cfg["cache_path"] = out / "llm_cache.sqlite"
         self.models = models
         self.settings = dict(spec.agent_settings)
-        self._pool: ProcessPoolExecutor | None = None
+        self.endpoints = {m.name: endpoint_label(m.name, m.base_url) for m in spec.models}
+        self.timeout_s = spec.execution.episode_timeout(calls_model=True, real_server=False)
+        self.breaker = Breaker(spec.execution, say)
+        self.run_id = new_run_id()
+        self._pool: WorkerPool | None = None
+        self._waiting: dict[int, asyncio.Future[tuple[str, Any]]] = {}
         self._limit: asyncio.Semaphore | None = None
 
     def close(self) -> None:
@@ -126,26 +142,40 @@ class AccumulationRunner:
                     self.ready[key] = asyncio.Event()
                     if (v.name, m.name) not in trained:
                         self.ready[key].set()  # no training: every checkpoint starts empty
+        pump = None
         if self.workers > 1:
-            method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=multiprocessing.get_context(method)
-            )
+            self._pool = WorkerPool(self.workers, run_job)
+            pump = asyncio.ensure_future(self._pump())
         try:
             await asyncio.gather(
                 *(self._train(s) for s in train), *(self._evaluate(s, trained) for s in evals)
             )
         finally:
+            if pump is not None:
+                pump.cancel()
             if self._pool is not None:
-                self._pool.shutdown()
+                self._pool.close()
+
+    async def _pump(self) -> None:
+        """Hand the pool's finished episodes to the coroutines waiting for them."""
+        assert self._pool is not None
+        while True:
+            for token, outcome in self._pool.collect(0.0):
+                future = self._waiting.pop(token, None)
+                if future is not None and not future.done():
+                    future.set_result(outcome)
+            await asyncio.sleep(0.05)
 
     async def _episode(self, job: Job) -> tuple[str, Any]:
         assert self._limit is not None
         async with self._limit:
             if self._pool is None:
-                return await run_job_async(job)
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._pool, run_job, job)
+                return await run_timed(job)
+            future: asyncio.Future[tuple[str, Any]] = asyncio.get_running_loop().create_future()
+            token = id(future)
+            self._waiting[token] = future
+            self._pool.submit(token, job, job.timeout_s)
+            return await future
 
     def _job(self, stream: Stream, index: int, store: Path | None, writable: bool) -> Job:
         c = stream.conditions[index]
@@ -169,6 +199,8 @@ class AccumulationRunner:
             MemoryPlan(str(store) if store is not None else None, writable, info),
             agent_name=stream.agent_name,
             agent_options={"settings": settings} if settings else None,
+            endpoint=self.endpoints.get(c.model),
+            timeout_s=self.timeout_s,
         )
 
     def _may_start(self, left_in_stream: int) -> bool:
@@ -190,17 +222,51 @@ class AccumulationRunner:
                 self.ready[key].set()
 
     async def _run_with_retries(self, job: Job, db: ResultStore) -> tuple[Any, Any, Any] | None:
+        """The episode's outcome, or None when it is given up in this run (the reason is in
+        ``self.given_up``); attempts count from zero in every run."""
         eid = job.condition.episode_id
-        attempts = db.fault_count(eid)
-        while attempts < MAX_ATTEMPTS:
+        policy = self.spec.execution
+        label = job.endpoint or ""
+        attempts = 0
+        while True:
+            probe = self.breaker.probing(self.breaker.get(label))
+            why = await self._admit(label)
+            if why is not None:
+                self.given_up[eid] = why
+                return None
             kind, payload = await self._episode(job)
+            self.breaker.release(label)
             if kind == "ok":
+                self.breaker.success(label)
                 record, steps, delta = payload
                 return record, steps, delta
-            db.write_fault(eid, "infrastructure", str(payload), {"stream": job.memory.info})  # type: ignore[union-attr]
+            fault = payload if isinstance(payload, Fault) else Fault("worker", str(payload))
+            fault = replace(fault, message=redact(fault.message, secrets_of(job)))
+            condition = {**asdict(job.condition), "stream": job.memory.info if job.memory else {}}
+            db.write_fault(eid, fault.kind, fault.message, condition, self.run_id)
             self.outcome.faults += 1
-            attempts += 1
-        return None
+            if not (probe and fault.endpoint and fault.kind != "config"):
+                attempts += 1  # a failed probe of a paused endpoint is the endpoint's fault
+            self.breaker.fault(label, fault, time.monotonic())
+            why = self.breaker.stopped(label, time.monotonic())
+            if why is None and attempts >= policy.max_attempts:
+                why = f"{attempts} fault(s) in this run, the last: {fault.kind}: {fault.message}"
+            if why is not None:
+                self.given_up[eid] = why
+                return None
+            await asyncio.sleep(policy.retry_delay(attempts))
+
+    async def _admit(self, label: str) -> str | None:
+        """Wait while the endpoint is paused; the reason it is stopped, or None to go."""
+        while True:
+            now = time.monotonic()
+            why = self.breaker.stopped(label, now)
+            if why is not None:
+                return why
+            if self.breaker.start(label, now):
+                return None
+            wait = self.breaker.get(label).paused_until - now
+            await asyncio.sleep(min(max(wait, 0.05), 1.0))
 
     async def _train(self, stream: Stream) -> None:
         model = stream.conditions[0].model
@@ -236,7 +302,8 @@ class AccumulationRunner:
                 job = self._job(stream, i, path, learning)
                 result = await self._run_with_retries(job, self.train_db)
                 if result is None:
-                    self._fail(stream, model, i, "an episode kept failing (see the faults table)")
+                    why = self.given_up.get(job.condition.episode_id, "see the faults table")
+                    self._fail(stream, model, i, why)
                     return
                 record, steps, delta = result
                 store.commit(job.condition.episode_id, job.condition.rules, delta)
@@ -289,9 +356,8 @@ class AccumulationRunner:
                 job = self._job(stream, i, snapshot, False)
                 result = await self._run_with_retries(job, self.eval_db)
                 if result is None:
-                    self.outcome.missing.append(
-                        f"{stream.key}: episode {c.episode_id} kept failing"
-                    )
+                    why = self.given_up.get(c.episode_id, "see the faults table")
+                    self.outcome.missing.append(f"{stream.key}: episode {c.episode_id}: {why}")
                     continue
                 record, steps, _delta = result
                 self.eval_db.write_episode(record, steps)
@@ -328,7 +394,8 @@ class AccumulationRunner:
                 job = self._job(stream, i, path, True)
                 result = await self._run_with_retries(job, self.eval_db)
                 if result is None:
-                    self.outcome.missing.append(f"{stream.key} stopped at episode {i + 1}")
+                    why = self.given_up.get(job.condition.episode_id, "see the faults table")
+                    self.outcome.missing.append(f"{stream.key} stopped at episode {i + 1}: {why}")
                     return
                 record, steps, delta = result
                 store.commit(f"eval:{job.condition.episode_id}", rules, delta)

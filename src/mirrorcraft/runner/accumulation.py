@@ -37,7 +37,13 @@ from mirrorcraft.evaluator.tasks import (
     expand_task_selectors,
     get_task,
 )
-from mirrorcraft.runner.spec import EpisodeCondition, ModelSpec, episode_seed
+from mirrorcraft.runner.spec import (
+    EpisodeCondition,
+    ExecutionSpec,
+    ModelSpec,
+    episode_seed,
+    identity_json,
+)
 
 AGENT = "mineevolve"
 
@@ -140,6 +146,8 @@ class AccumulationSpec(_Strict):
     seed: int = 0
     call_budget: int | None = Field(None, ge=1, le=1_000_000)
     """Model calls one episode may make (training and evaluation), the same for every variant."""
+    execution: ExecutionSpec = ExecutionSpec()
+    """Retries, endpoint pauses, the episode time limit and the preflight (not hashed)."""
 
     @field_validator("budgets", mode="before")
     @classmethod
@@ -234,7 +242,8 @@ class AccumulationSpec(_Strict):
 
     @property
     def hash(self) -> str:
-        return hashlib.sha256(self.redacted().model_dump_json().encode()).hexdigest()[:16]
+        unset = {"call_budget"} if self.call_budget is None else set()
+        return hashlib.sha256(identity_json(self.redacted(), unset).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -1,38 +1,30 @@
-"""Running an experiment's episodes: a local process pool (default) or Ray, resumable.
+"""Episodes as jobs: what one episode needs, and running it in the current process.
 
 The parent process is the only writer of the results database: workers return
 finished episodes, the parent writes each one atomically. Killing a run loses at
 most the episodes in flight; rerunning the same command completes the rest.
-Infrastructure faults (a crashed backend, an unreachable model endpoint) are
-recorded and the episode is retried under the same id; deaths, exhausted budgets
-and agent errors are outcomes and stay.
+Infrastructure faults (a crashed backend, an unreachable model endpoint, a dead
+worker, an episode past its time limit) come back as ``("fault", Fault)`` and are
+retried under the same id (see ``runner.dispatch`` and ``runner.loops``); deaths,
+exhausted budgets and agent errors are outcomes and stay.
 """
 
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
-import os
-import sys
-import time
 import traceback
-from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from mirrorcraft.agents.registry import make_agent, needs_model
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
 from mirrorcraft.datapack.suites import find_suite, load_manifest_file, rule_sheet
 from mirrorcraft.evaluator.tasks import get_task
-from mirrorcraft.faults import InfrastructureFault
+from mirrorcraft.faults import Fault, InfrastructureFault
 from mirrorcraft.runner.episode import EpisodeSpec, run_episode
-from mirrorcraft.runner.records import EpisodeRecord, StepRecord
+from mirrorcraft.runner.records import StepRecord
 from mirrorcraft.runner.spec import EpisodeCondition, ExperimentSpec
-from mirrorcraft.runner.store import ResultStore
 from mirrorcraft.world.registry import load_world
-
-MAX_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -62,6 +54,11 @@ class Job:
     backend: str = "sim"
     """``sim`` (embedded) or ``mineflayer`` (a real server per episode; see docs/real_server.md)."""
     backend_options: dict[str, Any] = field(default_factory=dict)
+    endpoint: str | None = None
+    """The model endpoint the episode calls ("'model' at host"), None for agents without one;
+    faults from one endpoint pause dispatch to it (``runner.dispatch``)."""
+    timeout_s: float | None = None
+    """Wall-clock limit of the episode (None: none)."""
 
 
 def rule_sheet_for(rules: str) -> str | None:
@@ -76,7 +73,7 @@ def rule_sheet_for(rules: str) -> str | None:
 
 
 async def run_job_async(job: Job) -> tuple[str, Any]:
-    """Run one episode: ("ok", (record, steps)) or ("fault", message)."""
+    """Run one episode: ("ok", (record, steps[, knowledge delta])) or ("fault", Fault)."""
     c = job.condition
     try:
         loaded = load_world(c.world)
@@ -149,12 +146,12 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
         record.memory = {**record.memory, **job.memory.info, "store_version": version}
         return ("ok", (record, steps, delta))
     except InfrastructureFault as exc:
-        return ("fault", f"infrastructure: {exc}")
+        return ("fault", Fault.of(exc))
     except (
         Exception
     ) as exc:  # a bug in the simulator or harness, or a bad setting: record it, rerun later
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return ("fault", f"internal error: {detail}")
+        return ("fault", Fault("worker", f"internal error: {detail}"))
 
 
 def _load_memory(agent: Any, memory: MemoryPlan | None) -> int:
@@ -167,155 +164,8 @@ def _load_memory(agent: Any, memory: MemoryPlan | None) -> int:
 
 
 def run_job(job: Job) -> tuple[str, Any]:
-    """Run one episode in this process (for the process pool)."""
+    """Run one episode in this process (for the worker pool)."""
     return asyncio.run(run_job_async(job))
-
-
-def run_async(jobs: list[Job], store: ResultStore, concurrency: int, progress: Progress) -> None:
-    """Agents that wait on model calls: many episodes at once on one event loop."""
-    attempts = {j.condition.episode_id: store.fault_count(j.condition.episode_id) for j in jobs}
-    queue = [j for j in jobs if attempts[j.condition.episode_id] < MAX_ATTEMPTS]
-
-    async def main() -> None:
-        limit = asyncio.Semaphore(max(concurrency, 1))
-
-        async def one(job: Job) -> None:
-            async with limit:
-                progress.running += 1
-                outcome = await run_job_async(job)
-                progress.running -= 1
-            retry: list[Job] = []
-            _handle(job, outcome, store, progress, attempts, retry, None)
-            progress.show()
-            if retry:
-                await one(retry[0])
-
-        await asyncio.gather(*(one(j) for j in queue))
-
-    asyncio.run(main())
-
-
-class Progress:
-    def __init__(self, total: int, stream: Any = sys.stderr):
-        self.total, self.done, self.failed, self.running = total, 0, 0, 0
-        self.start = time.monotonic()
-        self.stream = stream
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
-        self._last = 0.0
-
-    def show(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self._last < (0.2 if self.tty else 5.0):
-            return
-        self._last = now
-        elapsed = now - self.start
-        rate = self.done / elapsed if elapsed > 0 and self.done else 0.0
-        left = (self.total - self.done) / rate if rate else float("nan")
-        eta = "--" if left != left else f"{int(left // 60)}m{int(left % 60):02d}s"
-        line = f"episodes {self.done}/{self.total} done, {self.running} running, {self.failed} faults, ETA {eta}"
-        if self.tty:
-            self.stream.write("\r" + line.ljust(78))
-            if force:
-                self.stream.write("\n")
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-
-
-def run_local(
-    jobs: list[Job],
-    store: ResultStore,
-    workers: int,
-    progress: Progress,
-    on_record: Callable[[EpisodeRecord], None] | None = None,
-) -> None:
-    attempts = {j.condition.episode_id: store.fault_count(j.condition.episode_id) for j in jobs}
-    pending = [j for j in jobs if attempts[j.condition.episode_id] < MAX_ATTEMPTS]
-    if workers <= 1:
-        for job in pending:
-            progress.running = 1
-            _handle(job, run_job(job), store, progress, attempts, pending, on_record)
-            progress.show()
-        progress.running = 0
-        return
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context(method)
-    ) as pool:
-        queue = list(pending)
-        running: dict[Future[tuple[str, Any]], Job] = {}
-        while queue or running:
-            while queue and len(running) < workers * 2:
-                job = queue.pop(0)
-                running[pool.submit(run_job, job)] = job
-            progress.running = min(len(running), workers)
-            progress.show()
-            done, _ = wait(list(running), timeout=1.0, return_when=FIRST_COMPLETED)
-            for fut in done:
-                job = running.pop(fut)
-                try:
-                    outcome = fut.result()
-                except Exception as exc:  # the worker process died
-                    outcome = ("fault", f"worker crashed: {exc}")
-                _handle(job, outcome, store, progress, attempts, queue, on_record)
-    progress.running = 0
-
-
-def _handle(
-    job: Job,
-    outcome: tuple[str, Any],
-    store: ResultStore,
-    progress: Progress,
-    attempts: dict[str, int],
-    queue: list[Job],
-    on_record: Callable[[EpisodeRecord], None] | None,
-) -> None:
-    eid = job.condition.episode_id
-    kind, payload = outcome
-    if kind == "ok":
-        record, steps = payload
-        store.write_episode(record, steps)
-        progress.done += 1
-        if on_record is not None:
-            on_record(record)
-        return
-    store.write_fault(eid, "infrastructure", str(payload), asdict(job.condition))
-    attempts[eid] += 1
-    progress.failed += 1
-    if attempts[eid] < MAX_ATTEMPTS:
-        queue.append(job)
-    else:
-        progress.done += 1
-
-
-def run_ray(jobs: list[Job], store: ResultStore, address: str | None, progress: Progress) -> None:
-    try:
-        import ray  # type: ignore[import-not-found]
-    except ImportError:
-        raise InfrastructureFault(
-            "the Ray executor needs the optional extra: pip install 'mirrorcraft[ray]' "
-            "(from a source checkout: pip install -e '.[ray]')"
-        ) from None
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-    remote = ray.remote(run_job)
-    attempts = {j.condition.episode_id: store.fault_count(j.condition.episode_id) for j in jobs}
-    queue = [j for j in jobs if attempts[j.condition.episode_id] < MAX_ATTEMPTS]
-    refs: dict[Any, Job] = {}
-    while queue or refs:
-        while queue and len(refs) < 256:
-            job = queue.pop(0)
-            refs[remote.remote(job)] = job
-        ready, _ = ray.wait(list(refs), num_returns=1, timeout=1.0)
-        for ref in ready:
-            job = refs.pop(ref)
-            try:
-                outcome = ray.get(ref)
-            except Exception as exc:
-                outcome = ("fault", f"ray task failed: {exc}")
-            _handle(job, outcome, store, progress, attempts, queue, None)
-        progress.running = len(refs)
-        progress.show()
 
 
 def plan_jobs(
@@ -335,26 +185,44 @@ def plan_jobs(
         else:
             cfg["cache_path"] = cache_path
     chosen = backend or spec.backend
-    return [
-        Job(
-            c,
-            spec.name,
-            spec.hash,
-            models.get(c.model, {}),
-            backend=chosen,
-            backend_options=dict(backend_options or {}),
+    endpoints = {m.name: endpoint_label(m.name, m.base_url) for m in spec.models}
+    jobs = []
+    for c in conditions:
+        if c.episode_id in finished:
+            continue
+        calls_model = needs_model(c.agent)
+        jobs.append(
+            Job(
+                c,
+                spec.name,
+                spec.hash,
+                models.get(c.model, {}),
+                backend=chosen,
+                backend_options=dict(backend_options or {}),
+                endpoint=endpoints.get(c.model) if calls_model else None,
+                timeout_s=spec.execution.episode_timeout(
+                    calls_model=calls_model, real_server=chosen == "mineflayer"
+                ),
+            )
         )
-        for c in conditions
-        if c.episode_id not in finished
-    ]
+    return jobs
+
+
+def endpoint_label(model: str, base_url: str | None) -> str:
+    """How a model endpoint is named in messages: ``'model' at host`` (never its credentials)."""
+    if not base_url:
+        return repr(model)
+    from mirrorcraft.llm.openai_client import endpoint_host
+
+    return f"{model!r} at {endpoint_host(base_url)}"
 
 
 __all__ = [
     "InfrastructureFault",
     "Job",
-    "Progress",
+    "MemoryPlan",
     "StepRecord",
     "plan_jobs",
-    "run_local",
-    "run_ray",
+    "run_job",
+    "run_job_async",
 ]

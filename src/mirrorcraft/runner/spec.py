@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -60,6 +61,84 @@ class ModelSpec(BaseModel):
         return self.model_copy(update={"base_url": redact_url(self.base_url)})
 
 
+TRANSPORT_SETTINGS = frozenset(
+    {
+        "timeout_s",
+        "max_retries",
+        "concurrency",
+        "backoff_base_s",
+        "backoff_max_s",
+        "retry_after_max_s",
+        "seed",
+        "prompt_budget_tokens",
+    }
+)
+"""Model client settings that change how calls are made, never what they return; editing
+them keeps the spec hash (so a run can be resumed with a longer timeout)."""
+
+DEFAULT_EPISODE_TIMEOUT_S = 600.0
+"""Wall-clock limit of an episode of a reference agent on the embedded simulator."""
+DEFAULT_SERVER_EPISODE_TIMEOUT_S = 3600.0
+"""... of a reference agent on a real server (server start-up included)."""
+DEFAULT_LLM_EPISODE_TIMEOUT_S = 14_400.0
+"""... of an agent that calls a model (hundreds of calls, each with its own retries)."""
+
+
+class ExecutionSpec(BaseModel):
+    """How a run treats failures and runaway episodes. Never part of the spec hash: it
+    changes how episodes are run, not what they measure."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    episode_timeout_s: float | None = Field(
+        None,
+        gt=0,
+        description="wall-clock limit of one episode; default 600 s for reference agents "
+        "(3600 s on real servers) and 14400 s for agents that call a model",
+    )
+    max_attempts: int = Field(
+        3, ge=1, le=100, description="attempts per episode within one run (a rerun starts afresh)"
+    )
+    retry_delay_s: float = Field(
+        10.0, ge=0, description="wait before a faulted episode runs again; doubles each time"
+    )
+    retry_delay_max_s: float = Field(300.0, ge=0, description="the longest such wait")
+    pause_after_faults: int = Field(
+        3, ge=1, description="faults in a row from one model endpoint that pause dispatch to it"
+    )
+    give_up_after_s: float = Field(
+        1800.0,
+        ge=0,
+        description="an endpoint failing without a break this long gets no more episodes "
+        "in this run (they are left for a rerun)",
+    )
+    preflight: bool = Field(
+        True, description="one one-token call per model endpoint before the first episode"
+    )
+
+    def episode_timeout(self, *, calls_model: bool, real_server: bool) -> float:
+        if self.episode_timeout_s is not None:
+            return self.episode_timeout_s
+        if calls_model:
+            return DEFAULT_LLM_EPISODE_TIMEOUT_S
+        return DEFAULT_SERVER_EPISODE_TIMEOUT_S if real_server else DEFAULT_EPISODE_TIMEOUT_S
+
+    def retry_delay(self, attempts: int) -> float:
+        """Seconds before the next attempt of an episode that has faulted ``attempts`` times."""
+        return float(min(self.retry_delay_max_s, self.retry_delay_s * 2.0 ** max(attempts - 1, 0)))
+
+
+def identity_json(model: BaseModel, leave_out: Iterable[str] = ()) -> str:
+    """The JSON a spec hash is taken over: the spec without ``execution``, the fields named
+    in ``leave_out`` and the model client's transport settings (specs that set none of
+    them hash as they always did)."""
+    doc = model.model_dump(mode="json", exclude={"execution", *leave_out})
+    for m in doc.get("models") or []:
+        if isinstance(m, dict) and isinstance(m.get("client"), dict):
+            m["client"] = {k: v for k, v in m["client"].items() if k not in TRANSPORT_SETTINGS}
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+
+
 class ExperimentSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -100,6 +179,8 @@ class ExperimentSpec(BaseModel):
     )
     """The equal evaluation-time call budget: an episode asking for one more call ends
     with termination ``call_budget``. None: no cap."""
+    execution: ExecutionSpec = ExecutionSpec()
+    """Retries, endpoint pauses, the episode time limit and the preflight (see ExecutionSpec)."""
 
     @field_validator("tasks")
     @classmethod
@@ -149,8 +230,7 @@ class ExperimentSpec(BaseModel):
     def hash(self) -> str:
         # Fields added later are left out while unset, so older specs keep their hash.
         unset = {k for k in ("mirror_worlds", "call_budget") if getattr(self, k) is None}
-        dump = self.redacted().model_dump_json(exclude=unset or None)
-        return hashlib.sha256(dump.encode()).hexdigest()[:16]
+        return hashlib.sha256(identity_json(self.redacted(), unset).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,10 @@ disk or a read-only file never leaves half an episode. Rows are keyed by episode
 id; rerunning an episode replaces its row (used for infrastructure faults, which
 are rerun). An existing database is integrity-checked (``PRAGMA quick_check``)
 before a run resumes into it, and an episode whose stored steps disagree with
-its ``actions_used`` does not count as finished (it is run again).
+its ``actions_used`` does not count as finished (it is run again). Every fault
+is kept in ``faults`` (kind, message with credentials redacted, the run that
+met it, when); an evaluated episode replaced under ``--allow-changed-spec`` is
+kept in ``superseded`` with its steps.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import contextlib
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +33,14 @@ CREATE TABLE IF NOT EXISTS steps (
 );
 CREATE TABLE IF NOT EXISTS faults (
     episode_id TEXT NOT NULL, attempt INTEGER NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL,
+    run_id TEXT NOT NULL DEFAULT '', at TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (episode_id, attempt)
 );
+CREATE TABLE IF NOT EXISTS superseded (
+    episode_id TEXT NOT NULL, replaced_at TEXT NOT NULL, record TEXT NOT NULL, steps TEXT NOT NULL
+);
 """
+FAULT_COLUMNS = {"run_id": "TEXT NOT NULL DEFAULT ''", "at": "TEXT NOT NULL DEFAULT ''"}
 
 OK = "ok"
 INFRA_FAULT = "infra_fault"
@@ -132,12 +141,20 @@ class ResultStore:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(SCHEMA)
+            self._upgrade()
         except sqlite3.Error as exc:
             self.db.close()
             raise StoreError(describe_sqlite_error(path, exc)) from None
         except StoreError:
             self.db.close()
             raise
+
+    def _upgrade(self) -> None:
+        """Add the fault columns a database written by an older version lacks."""
+        have = {row[1] for row in self.db.execute("PRAGMA table_info(faults)")}
+        for name, decl in FAULT_COLUMNS.items():
+            if name not in have:
+                self.db.execute(f"ALTER TABLE faults ADD COLUMN {name} {decl}")
 
     def close(self) -> None:
         self.db.close()
@@ -157,8 +174,27 @@ class ResultStore:
             )
 
     def write_episode(self, record: EpisodeRecord, steps: Sequence[StepRecord]) -> None:
-        """Write an evaluated episode and its trace atomically (replacing an earlier attempt)."""
+        """Write an evaluated episode and its trace atomically (replacing an earlier attempt).
+
+        An evaluated episode already stored under this id (a rerun allowed by
+        ``--allow-changed-spec``) is moved to ``superseded`` with its steps first."""
         with self._transaction():
+            old = self.db.execute(
+                "SELECT record FROM episodes WHERE episode_id = ? AND status = ?",
+                (record.episode_id, OK),
+            ).fetchone()
+            if old is not None:
+                old_steps = [
+                    json.loads(text)
+                    for (text,) in self.db.execute(
+                        "SELECT record FROM steps WHERE episode_id = ? ORDER BY step",
+                        (record.episode_id,),
+                    )
+                ]
+                self.db.execute(
+                    "INSERT INTO superseded VALUES (?, ?, ?, ?)",
+                    (record.episode_id, _now(), old[0], json.dumps(old_steps, sort_keys=True)),
+                )
             self.db.execute("DELETE FROM steps WHERE episode_id = ?", (record.episode_id,))
             self.db.execute(
                 "INSERT OR REPLACE INTO episodes VALUES (?, ?, ?)",
@@ -170,28 +206,40 @@ class ResultStore:
             )
 
     def write_fault(
-        self, episode_id: str, kind: str, message: str, condition: dict[str, Any]
+        self,
+        episode_id: str,
+        kind: str,
+        message: str,
+        condition: dict[str, Any],
+        run_id: str = "",
     ) -> None:
-        """Record an infrastructure fault; the episode stays pending and is rerun."""
+        """Record an infrastructure fault; the episode stays pending and is rerun.
+
+        The episode's row (unless it is already evaluated) holds the condition, the
+        fault kind, the last message and how many faults it has had in all."""
+        message = message[:2000]
         with self._transaction():
             (attempt,) = self.db.execute(
                 "SELECT COUNT(*) FROM faults WHERE episode_id = ?", (episode_id,)
             ).fetchone()
             self.db.execute(
-                "INSERT INTO faults VALUES (?, ?, ?, ?)",
-                (episode_id, attempt + 1, kind, redact_text(message)[:2000]),
+                "INSERT INTO faults VALUES (?, ?, ?, ?, ?, ?)",
+                (episode_id, attempt + 1, kind, redact_text(message)[:2000], run_id, _now()),
             )
             exists = self.db.execute(
                 "SELECT status FROM episodes WHERE episode_id = ?", (episode_id,)
             ).fetchone()
             if exists is None or exists[0] != OK:
+                doc = {
+                    "condition": condition,
+                    "fault": kind,
+                    "message": message,
+                    "faults": attempt + 1,
+                    "run_id": run_id,
+                }
                 self.db.execute(
                     "INSERT OR REPLACE INTO episodes VALUES (?, ?, ?)",
-                    (
-                        episode_id,
-                        INFRA_FAULT,
-                        json.dumps({"condition": condition, "fault": kind}, sort_keys=True),
-                    ),
+                    (episode_id, INFRA_FAULT, json.dumps(doc, sort_keys=True)),
                 )
 
     def _transaction(self) -> _Tx:
@@ -231,6 +279,22 @@ class ResultStore:
         )
         return [json.loads(text) for (text,) in rows]
 
+    def meta(self, key: str) -> Any:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row is not None else None
+
+    def has_rows(self) -> bool:
+        return self.db.execute("SELECT 1 FROM episodes LIMIT 1").fetchone() is not None
+
+    def fault_rows(self) -> list[dict[str, Any]]:
+        """Every stored fault, oldest first (episode, attempt, kind, message, run, time)."""
+        rows = self.db.execute(
+            "SELECT episode_id, attempt, kind, message, run_id, at FROM faults "
+            "ORDER BY at, episode_id, attempt"
+        )
+        keys = ("episode_id", "attempt", "kind", "message", "run_id", "at")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
     def counts(self) -> dict[str, int]:
         return {
             status: n
@@ -238,6 +302,10 @@ class ResultStore:
                 "SELECT status, COUNT(*) FROM episodes GROUP BY status"
             )
         }
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class _Tx:

@@ -31,6 +31,8 @@ ENTRY = Path("src") / "main.js"
 class BridgeError(InfrastructureFault):
     """The bridge failed: it died, lost the server, timed out, or answered with an error."""
 
+    kind = "connection"
+
     def __init__(self, message: str, code: str = "bridge"):
         super().__init__(message)
         self.code = code

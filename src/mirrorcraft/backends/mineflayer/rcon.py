@@ -29,6 +29,8 @@ MAX_PACKET = 4110
 class RconError(InfrastructureFault):
     """The RCON connection failed: refused, wrong password, closed, or too slow."""
 
+    kind = "connection"
+
 
 def encode(request_id: int, kind: int, body: str) -> bytes:
     payload = struct.pack("<ii", request_id, kind) + body.encode("utf-8") + b"\x00\x00"

@@ -1,0 +1,132 @@
+"""What ``mirrorcraft run`` checks around the episodes: the folder lock, the resume guards,
+the model preflight, and the closing line about unfinished episodes."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from mirrorcraft.agents.registry import MOCK_MODEL
+from mirrorcraft.commands.common import UserError
+from mirrorcraft.runner.dispatch import Dispatcher
+from mirrorcraft.runner.guards import ChangedSpecError, Fingerprints, stale_episodes
+from mirrorcraft.runner.runlock import RunLock, RunLocked
+from mirrorcraft.runner.spec import ModelSpec
+from mirrorcraft.runner.store import ResultStore
+
+
+@contextmanager
+def locked(folder: Path) -> Iterator[RunLock]:
+    """Hold the folder's run lock for the block; a held lock is a one-line error (exit 2)."""
+    lock = RunLock(folder)
+    try:
+        lock.acquire()
+    except RunLocked as exc:
+        raise UserError(str(exc)) from None
+    try:
+        yield lock
+    finally:
+        lock.release()
+
+
+def fingerprints(
+    spec_hash: str, rules: Iterable[str], worlds: Iterable[str], *, real_server: bool
+) -> Fingerprints:
+    from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
+    from mirrorcraft.world.registry import load_world
+
+    return Fingerprints(
+        spec_hash,
+        {r: resolve_rules(r).fingerprint for r in dict.fromkeys(rules)},
+        vanilla_rules().fingerprint,
+        {} if real_server else {w: load_world(w).world.fingerprint for w in dict.fromkeys(worlds)},
+    )
+
+
+def check_resume(
+    store: ResultStore,
+    spec_hash: str,
+    rules: Iterable[str],
+    worlds: Iterable[str],
+    folder: Path,
+    *,
+    allow: bool,
+    real_server: bool = False,
+) -> set[str]:
+    """Refuse to resume over episodes of another spec, rule set or world (unless ``allow``);
+    returns the stored episodes that differ (to run again)."""
+    records = list(store.records())
+    if not records:
+        return set()
+    stored_worlds = sorted({r.world for r in records} & set(worlds))
+    now = fingerprints(spec_hash, rules, stored_worlds, real_server=real_server)
+    try:
+        stale = stale_episodes(records, now, folder, allow=allow)
+    except ChangedSpecError as exc:
+        raise UserError(str(exc)) from None
+    if stale:
+        print(
+            f"--allow-changed-spec: {len(stale)} stored episode(s) differ from the spec now; "
+            "those the spec still asks for run again, the rest are left out of the analysis",
+            file=sys.stderr,
+        )
+    return stale
+
+
+def preflight(models: Sequence[ModelSpec], used: set[str]) -> None:
+    """One call per model endpoint in ``used`` (mock models exempt); a problem stops the run."""
+    from mirrorcraft.llm.base import LLMConfigError
+    from mirrorcraft.llm.factory import make_settings
+    from mirrorcraft.llm.preflight import check_all
+
+    settings = []
+    for m in models:
+        if m.name not in used or m.name in (MOCK_MODEL, "none"):
+            continue
+        try:
+            settings.append(make_settings(m.name, m.base_url, m.api_key_env, **m.client))
+        except LLMConfigError as exc:
+            raise UserError(f"model {m.name!r}: {exc}") from None
+    if not settings:
+        return
+    results = check_all(settings)
+    problems = [r.problem for r in results if r.problem]
+    for r in results:
+        if r.warning:
+            print(f"preflight: {r.warning}", file=sys.stderr)
+    if problems:
+        raise UserError(
+            "the model preflight failed, nothing was run:\n  " + "\n  ".join(problems)
+            if len(problems) > 1
+            else f"the model preflight failed, nothing was run: {problems[0]}"
+        )
+
+
+def not_finished_message(missing: int, dispatchers: Sequence[Dispatcher]) -> str:
+    """The closing line for a run that left episodes unfinished, saying why and what next."""
+    faults = stopped = 0
+    reasons: dict[str, None] = {}
+    for d in dispatchers:
+        for _entry, why in d.left:
+            if why.startswith(("configuration error", "endpoint failing")):
+                stopped += 1
+                reasons[why] = None
+            else:
+                faults += 1
+    other = max(missing - faults - stopped, 0)
+    parts = []
+    if faults:
+        parts.append(f"{faults} after repeated infrastructure faults")
+    if stopped:
+        parts.append(f"{stopped} held back from an endpoint that kept failing or is misconfigured")
+    if other:
+        parts.append(f"{other} not run (--limit, or interrupted)")
+    lines = [
+        f"{missing} episode(s) not finished ({', '.join(parts)}); rerun the same command to "
+        "retry them: every unfinished episode gets fresh attempts (the faults table keeps "
+        "each fault for the record)"
+    ]
+    lines += [f"  {why}" for why in reasons if why.startswith("configuration error")]
+    return "\n".join(lines)

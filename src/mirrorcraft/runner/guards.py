@@ -1,0 +1,106 @@
+"""Resume guards: a results folder never mixes episodes of different specs, rules or worlds.
+
+Before a run continues in a folder that already holds evaluated episodes, each
+stored record is compared with what the run would produce now: the spec hash
+(``ExperimentSpec.hash``: everything that changes results; not the ``execution``
+block nor the model client's transport settings), the fingerprint of each rule
+set it names (a suite manifest or datapack edited in place), the vanilla rules
+(another software version) and, on the embedded simulator, each world (a biome
+spec file edited in place). A difference refuses the run with one line, unless
+the user allows it: then the differing episodes of the current spec are run
+again (the old records move to the ``superseded`` table) and the analysis reads
+only episodes of the spec that ran last (``analysis.loading``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mirrorcraft.runner.records import EpisodeRecord
+
+
+class ChangedSpecError(Exception):
+    """The folder's episodes ran under another spec, rule set or world; the message says which."""
+
+
+@dataclass(frozen=True)
+class Fingerprints:
+    """What a run would stamp on its episodes now."""
+
+    spec_hash: str
+    rules: dict[str, str]
+    """Rule-set name (as the spec lists it) -> fingerprint."""
+    vanilla: str
+    worlds: dict[str, str] = field(default_factory=dict)
+    """World id -> fingerprint (only worlds to compare; empty on real servers)."""
+
+
+@dataclass
+class Mismatch:
+    what: str  # "spec" | "rules" | "vanilla" | "world"
+    name: str
+    stored: str
+    now: str
+    episodes: list[str] = field(default_factory=list)
+
+
+def compare(records: Iterable[EpisodeRecord], now: Fingerprints) -> list[Mismatch]:
+    """Every way stored episodes differ from ``now``, each with the episodes concerned."""
+    found: dict[tuple[str, str, str], Mismatch] = {}
+
+    def add(what: str, name: str, stored: str, current: str, episode: str) -> None:
+        key = (what, name, stored)
+        found.setdefault(key, Mismatch(what, name, stored, current)).episodes.append(episode)
+
+    for r in records:
+        if r.spec_hash and r.spec_hash != now.spec_hash:
+            add("spec", "", r.spec_hash, now.spec_hash, r.episode_id)
+            continue
+        current = now.rules.get(r.rules)
+        if current is not None and r.ruleset_fingerprint and r.ruleset_fingerprint != current:
+            add("rules", r.rules, r.ruleset_fingerprint, current, r.episode_id)
+        elif r.vanilla_fingerprint and r.vanilla_fingerprint != now.vanilla:
+            add("vanilla", "vanilla", r.vanilla_fingerprint, now.vanilla, r.episode_id)
+        elif (world := now.worlds.get(r.world)) and r.world_fingerprint != world:
+            add("world", r.world, r.world_fingerprint, world, r.episode_id)
+    return list(found.values())
+
+
+def explain(m: Mismatch, folder: Path) -> str:
+    n = len(m.episodes)
+    ways = "use another --out, or pass --allow-changed-spec"
+    if m.what == "spec":
+        return (
+            f"{folder} holds {n} episode(s) of another version of this spec (hash {m.stored}, "
+            f"now {m.now}): a setting that changes results was edited (tasks, budgets, agents, "
+            f"models...); {ways} to run the new spec beside them (analysis then reads only "
+            "the new spec's episodes)"
+        )
+    rerun = "to rerun them (the old records are kept in the superseded table)"
+    if m.what == "rules":
+        return (
+            f"rule set {m.name!r} changed since its {n} stored episode(s) ran (fingerprint "
+            f"{m.stored}, now {m.now}): restore it, {ways} {rerun}"
+        )
+    if m.what == "vanilla":
+        return (
+            f"the vanilla rules differ from those of {n} stored episode(s) (fingerprint "
+            f"{m.stored}, now {m.now}; another software version?): {ways} {rerun}"
+        )
+    return (
+        f"world {m.name!r} now generates a different world (fingerprint {m.now}; the stored "
+        f"episodes have {m.stored}): the spec file changed since they ran; restore it, "
+        f"{ways} {rerun}"
+    )
+
+
+def stale_episodes(
+    records: Iterable[EpisodeRecord], now: Fingerprints, folder: Path, *, allow: bool
+) -> set[str]:
+    """Stored episodes that no longer match; refuses (``ChangedSpecError``) unless ``allow``."""
+    mismatches = compare(records, now)
+    if mismatches and not allow:
+        raise ChangedSpecError(explain(mismatches[0], folder))
+    return {e for m in mismatches for e in m.episodes}

@@ -1,0 +1,265 @@
+"""Worker processes that fail alone: one episode per worker at a time, watched by the parent.
+
+Unlike ``concurrent.futures.ProcessPoolExecutor`` (where one dead worker breaks
+the whole pool and every episode in flight), each worker here has its own pipe,
+so the parent always knows which episode a worker holds:
+
+* a worker that dies (the OOM killer, ``kill -9``) costs only its own episode one
+  fault of kind ``worker``; a fresh worker takes its place;
+* an episode that runs past its wall-clock limit is stopped with its worker
+  (SIGTERM, then SIGKILL after a grace period) and recorded as a fault of kind
+  ``timeout``;
+* workers die with their parent whatever signal it got: on Linux the kernel sends
+  them SIGTERM when the parent dies (``PR_SET_PDEATHSIG``), and on every platform
+  a thread in each worker polls its parent id and ends the worker when it changes.
+
+Workers ignore SIGINT (Ctrl-C reaches the whole process group; the parent then
+stops them) and turn SIGTERM into a normal exit, so an episode's cleanup code
+(closing a real game server) still runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import gc
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from mirrorcraft.faults import Fault
+
+PR_SET_PDEATHSIG = 1
+GRACE_S = 3.0
+"""How long a worker told to stop (SIGTERM) gets before it is killed."""
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Make this process end when ``parent_pid`` does (call it first thing in a child)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    if os.getppid() != parent_pid:  # the parent died before the watch was set
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
+
+
+def _watch_parent(parent_pid: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent_pid:
+            with contextlib.suppress(OSError):
+                os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(GRACE_S)
+            os._exit(1)
+
+
+def _stop(_signum: int, _frame: Any) -> None:
+    raise SystemExit(128 + signal.SIGTERM)
+
+
+def _serve(conn: Connection, parent_pid: int, target: Callable[[Any], Any]) -> None:
+    """A worker's life: take one payload, send back ``target(payload)``, until told to stop."""
+    die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop)
+    while True:
+        try:
+            payload = conn.recv()
+        except (EOFError, OSError):
+            return
+        if payload is None:
+            return
+        outcome = target(payload)
+        try:
+            conn.send(outcome)
+        except (OSError, EOFError):
+            return
+        except Exception as exc:  # an outcome that cannot be pickled: say so instead
+            conn.send(("fault", Fault("worker", f"the episode's result cannot be sent: {exc}")))
+
+
+def _receive(conn: Connection) -> tuple[Any] | None:
+    """The message waiting on ``conn`` (in a 1-tuple), or None if there is none or it broke."""
+    try:
+        if conn.poll(0):
+            return (conn.recv(),)
+    except Exception:  # EOF or a truncated message: the worker is gone
+        return None
+    return None
+
+
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = " (out of memory, or killed by hand?)" if -code == signal.SIGKILL else ""
+        return f"was killed by {name}{hint}"
+    return f"exited with status {code}"
+
+
+@dataclass
+class _Worker:
+    process: Any  # multiprocessing.Process (typed loosely: it comes from a context)
+    conn: Connection
+    token: Any = None
+    deadline: float = float("inf")
+    limit: float | None = None
+    busy: bool = False
+
+
+class WorkerPool:
+    """Up to ``size`` worker processes running ``target(payload)`` one payload each at a time.
+
+    ``submit`` hands a payload to an idle worker (starting one if needed);
+    ``collect`` waits up to ``wait_s`` seconds and returns ``(token, outcome)``
+    pairs, where a worker's death or a payload past its time limit becomes
+    ``("fault", Fault(...))``. Use it from one thread; ``close`` stops every worker.
+    """
+
+    def __init__(self, size: int, target: Callable[[Any], Any]) -> None:
+        self.size = max(size, 1)
+        self.target = target
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        self._ctx = multiprocessing.get_context(method)
+        self._workers: list[_Worker] = []
+        self.replaced = 0
+        """Workers that died or were stopped and replaced."""
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def busy(self) -> int:
+        return sum(1 for w in self._workers if w.busy)
+
+    def free(self) -> int:
+        return self.size - self.busy
+
+    def _start(self) -> _Worker:
+        mine, theirs = self._ctx.Pipe()
+        process = self._ctx.Process(  # type: ignore[attr-defined]
+            target=_serve, args=(theirs, os.getpid(), self.target), name="mirrorcraft-worker"
+        )
+        # A forked worker never collects the objects it inherits (loaded worlds, rule sets,
+        # caches), so its garbage collector does not touch, and copy, those pages.
+        gc.freeze()
+        try:
+            process.start()
+        finally:
+            gc.unfreeze()
+        theirs.close()
+        worker = _Worker(process, mine)
+        self._workers.append(worker)
+        return worker
+
+    def _idle(self) -> _Worker:
+        for w in list(self._workers):
+            if not w.busy:
+                if w.process.is_alive():
+                    return w
+                self._discard(w)  # died while idle
+        return self._start()
+
+    def submit(self, token: Any, payload: Any, limit_s: float | None = None) -> None:
+        if self.free() <= 0:
+            raise RuntimeError("no free worker")
+        worker = self._idle()
+        try:
+            worker.conn.send(payload)
+        except (OSError, EOFError):
+            self._discard(worker)
+            worker = self._start()
+            worker.conn.send(payload)
+        worker.token, worker.busy, worker.limit = token, True, limit_s
+        worker.deadline = time.monotonic() + limit_s if limit_s else float("inf")
+
+    def collect(self, wait_s: float) -> list[tuple[Any, Any]]:
+        busy = [w for w in self._workers if w.busy]
+        if not busy:
+            time.sleep(max(wait_s, 0.0))
+            return []
+        now = time.monotonic()
+        timeout = max(0.0, min(wait_s, min(w.deadline for w in busy) - now))
+        ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout))
+        results: list[tuple[Any, Any]] = []
+        for w in busy:
+            if w.conn not in ready and w.process.sentinel not in ready:
+                continue
+            received = _receive(w.conn)
+            if received is not None:
+                results.append((w.token, received[0]))
+                w.busy, w.token = False, None
+                continue
+            w.process.join(timeout=1.0)
+            fault = Fault(
+                "worker",
+                f"the worker process running this episode {describe_exit(w.process.exitcode)}; "
+                "the episode is retried",
+            )
+            results.append((w.token, ("fault", fault)))
+            self._discard(w)
+        now = time.monotonic()
+        for w in [w for w in self._workers if w.busy and w.deadline <= now]:
+            token, limit = w.token, w.limit
+            self._kill(w)
+            fault = Fault(
+                "timeout",
+                f"the episode ran past its wall-clock limit of {limit:g} s and was stopped",
+            )
+            results.append((token, ("fault", fault)))
+        return results
+
+    def _discard(self, w: _Worker) -> None:
+        with contextlib.suppress(OSError):
+            w.conn.close()
+        if w in self._workers:
+            self._workers.remove(w)
+            self.replaced += 1
+
+    def _kill(self, w: _Worker) -> None:
+        if w.process.is_alive():
+            with contextlib.suppress(OSError):
+                w.process.terminate()
+            w.process.join(timeout=GRACE_S)
+            if w.process.is_alive():
+                with contextlib.suppress(OSError):
+                    w.process.kill()
+                w.process.join(timeout=GRACE_S)
+        self._discard(w)
+
+    def close(self) -> None:
+        """Stop every worker: idle ones are told to finish, busy ones are terminated."""
+        for w in list(self._workers):
+            if not w.busy:
+                with contextlib.suppress(OSError, EOFError):
+                    w.conn.send(None)
+        for w in list(self._workers):
+            if w.busy:
+                with contextlib.suppress(OSError):
+                    w.process.terminate()
+        deadline = time.monotonic() + GRACE_S
+        for w in list(self._workers):
+            w.process.join(timeout=max(0.0, deadline - time.monotonic()))
+            if w.process.is_alive():
+                with contextlib.suppress(OSError):
+                    w.process.kill()
+                w.process.join(timeout=1.0)
+            with contextlib.suppress(OSError):
+                w.conn.close()
+        self._workers.clear()

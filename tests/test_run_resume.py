@@ -1,0 +1,162 @@
+"""One writer per results folder, and resumes that never mix specs, rule sets or worlds:
+``mirrorcraft run`` in subprocesses on one folder, with the spec or a manifest edited between."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mirrorcraft.llm.fakeserver import Fail, FakeOpenAIServer
+from mirrorcraft.runner.runlock import LOCK_NAME
+from tests.runcli import (
+    KEY_ENV,
+    cli,
+    command,
+    env,
+    faults,
+    ok_records,
+    rows,
+    step_counts,
+    write_spec,
+)
+
+SMALL: dict[str, Any] = {
+    "schema_version": 1,
+    "name": "resume",
+    "worlds": ["plains-1"],
+    "rules": ["vanilla", "M04"],
+    "tasks": ["diamond"],
+    "agents": ["vanilla-planner"],
+    "budget": 30,
+}
+SUITES = Path(__file__).parents[1] / "src" / "mirrorcraft" / "data" / "suites"
+
+
+def test_two_runs_on_one_folder_never_run_an_episode_twice(tmp_path: Path) -> None:
+    spec = write_spec(
+        tmp_path / "spec.yaml",
+        {
+            **SMALL,
+            "worlds": ["plains-1", "taiga-1"],
+            "rules": ["vanilla", "M01", "M04"],
+            "repetitions": 2,
+        },
+    )
+    out = tmp_path / "out"
+    first = subprocess.Popen(
+        command(spec, out, "--workers", "1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+    )
+    lock = out / LOCK_NAME
+    deadline = time.monotonic() + 120
+    while not (lock.exists() and lock.stat().st_size > 0):
+        assert first.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    second = cli(spec, out, "--workers", "1")
+    _out, err = first.communicate(timeout=600)
+    assert first.returncode == 0, err
+    assert second.returncode == 2
+    line = second.stderr.strip()
+    assert "in use by another run" in line and f"pid {first.pid} on " in line and "\n" not in line
+    records = ok_records(out / "results.sqlite")
+    counts = step_counts(out / "results.sqlite")
+    assert len(records) == 12 and not faults(out / "results.sqlite")
+    assert all(counts[e] == r["actions_used"] for e, r in records.items())
+    again = cli(spec, out, "--workers", "1")  # the lock went with the first run
+    assert again.returncode == 0 and "12 already done, running 0" in again.stderr
+
+
+def test_an_edited_suite_manifest_refuses_to_resume(tmp_path: Path) -> None:
+    manifest = tmp_path / "mine.yaml"
+    doc = yaml.safe_load((SUITES / "M04.yaml").read_text())
+    doc["id"] = "X04"
+    manifest.write_text(yaml.safe_dump(doc, sort_keys=False))
+    spec = write_spec(tmp_path / "spec.yaml", {**SMALL, "rules": ["vanilla", str(manifest)]})
+    out, db = tmp_path / "out", tmp_path / "out" / "results.sqlite"
+    assert cli(spec, out, "--workers", "1").returncode == 0
+    before = ok_records(db)
+
+    doc["changes"][0]["drops"][0]["count"] = 2  # coal ore now drops two blocks of coal
+    manifest.write_text(yaml.safe_dump(doc, sort_keys=False))
+    refused = cli(spec, out, "--workers", "1")
+    assert refused.returncode == 2
+    line = refused.stderr.strip()
+    assert f"rule set {str(manifest)!r} changed since its 1 stored episode(s) ran" in line
+    assert "--allow-changed-spec" in line and "\n" not in line
+    assert ok_records(db) == before  # nothing touched
+
+    allowed = cli(spec, out, "--workers", "1", "--allow-changed-spec")
+    assert allowed.returncode == 0, allowed.stderr
+    after = ok_records(db)
+    changed = [e for e in after if after[e] != before[e]]
+    assert len(changed) == 1 and after[changed[0]]["rules"] == str(manifest)
+    assert after[changed[0]]["ruleset_fingerprint"] != before[changed[0]]["ruleset_fingerprint"]
+    ((kept,),) = rows(db, "SELECT record FROM superseded")
+    assert json.loads(kept) == before[changed[0]]  # the old record is kept, not lost
+
+
+def test_a_changed_spec_refuses_to_resume_and_allowed_runs_stay_apart(tmp_path: Path) -> None:
+    out, db = tmp_path / "out", tmp_path / "out" / "results.sqlite"
+    path = tmp_path / "spec.yaml"
+    assert cli(write_spec(path, SMALL), out, "--workers", "1").returncode == 0
+    # Settings that change how episodes run, not what they measure, keep the spec hash.
+    tuned = {**SMALL, "execution": {"retry_delay_s": 1, "episode_timeout_s": 900}}
+    resumed = cli(write_spec(path, tuned), out, "--workers", "1")
+    assert resumed.returncode == 0 and "2 already done, running 0" in resumed.stderr
+
+    longer = {**SMALL, "budget": 40}
+    refused = cli(write_spec(path, longer), out, "--workers", "1")
+    assert refused.returncode == 2
+    assert "holds 2 episode(s) of another version of this spec" in refused.stderr
+    assert len(ok_records(db)) == 2
+
+    allowed = cli(write_spec(path, longer), out, "--workers", "1", "--allow-changed-spec")
+    assert allowed.returncode == 0, allowed.stderr
+    assert len(ok_records(db)) == 4  # both versions stored ...
+    analysis = subprocess.run(
+        [sys.executable, "-m", "mirrorcraft.cli", "analyze", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert analysis.returncode == 0, analysis.stderr
+    assert ": 2 episodes" in analysis.stdout  # ... but never pooled
+    assert "left out: 2 episode(s) of an earlier version of the spec" in analysis.stdout
+
+
+ACCUMULATION: dict[str, Any] = {
+    "schema_version": 1,
+    "kind": "accumulation",
+    "name": "acc",
+    "models": [{"name": "mock-planner"}],
+    "variants": [{"name": "cold_start", "train": "none"}],
+    "checkpoints": [0],
+    "eval": {"worlds": ["plains-1"], "rules": ["vanilla"], "tasks": ["iron_armor"]},
+    "budget": 20,
+}
+
+
+def test_accumulation_runs_share_the_lock_guards_and_preflight(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    path = tmp_path / "acc.yaml"
+    assert cli(write_spec(path, ACCUMULATION), out, "--workers", "1").returncode == 0
+    changed = {**ACCUMULATION, "budget": 25}
+    refused = cli(write_spec(path, changed), out, "--workers", "1")
+    assert refused.returncode == 2 and "another version of this spec" in refused.stderr
+    allowed = cli(path, out, "--workers", "1", "--allow-changed-spec")
+    assert allowed.returncode == 2 and "does not apply to accumulation runs" in allowed.stderr
+    with FakeOpenAIServer(default=Fail(403, message="forbidden")) as server:
+        model = {"name": "fake-model", "base_url": server.base_url, "api_key_env": KEY_ENV}
+        paid = write_spec(path, {**ACCUMULATION, "models": [model]})
+        stopped = cli(paid, tmp_path / "paid", "--workers", "1")
+    assert stopped.returncode == 2 and "refused the credentials (HTTP 403)" in stopped.stderr
+    assert rows(tmp_path / "paid" / "results.sqlite", "SELECT * FROM episodes") == []

@@ -1,0 +1,136 @@
+"""Workers that fail alone and die with their parent, and runaway episodes that meet their time
+limit: ``mirrorcraft run`` in a subprocess, its processes killed as a user or the OOM killer
+would."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.runcli import command, env, faults, ok_records, rows, step_counts, write_spec
+
+PLANNERS: dict[str, Any] = {
+    "schema_version": 1,
+    "name": "workers",
+    "worlds": ["plains-1", "taiga-1"],
+    "rules": ["vanilla", "M01", "M04"],
+    "tasks": ["diamond"],
+    "agents": ["vanilla-planner"],
+    "repetitions": 2,
+}
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """(state, parent pid) of a process, None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()
+    return fields[0], int(fields[1])
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            info = _stat(int(entry.name))
+            if info is not None and info[1] == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    info = _stat(pid)
+    return info is not None and info[0] not in ("Z", "X")
+
+
+def _start(tmp_path: Path, spec: dict[str, Any]) -> tuple[subprocess.Popen[str], Path, list[str]]:
+    out = tmp_path / "out"
+    cmd = command(write_spec(tmp_path / "spec.yaml", spec), out, "--workers", "2")
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env()
+    )
+    return proc, out / "results.sqlite", cmd
+
+
+def _wait_for(condition: Any, proc: subprocess.Popen[str], limit: float = 240) -> None:
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert proc.poll() is None, "the run ended before the test could act"
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def _busy_worker(proc: subprocess.Popen[str], db: Path) -> int | None:
+    if not ok_records(db):
+        return None
+    for pid in _children(proc.pid):
+        info = _stat(pid)
+        if info is not None and info[0] == "R":  # computing an episode, not waiting for one
+            return pid
+    return None
+
+
+def test_a_killed_worker_costs_only_its_own_episode_one_retry(tmp_path: Path) -> None:
+    proc, db, _cmd = _start(tmp_path, PLANNERS)
+    victim: list[int] = []
+
+    def found() -> bool:
+        pid = _busy_worker(proc, db)
+        if pid is not None:
+            victim.append(pid)
+        return pid is not None
+
+    _wait_for(found, proc)
+    os.kill(victim[0], signal.SIGKILL)
+    _stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr and "BrokenProcessPool" not in stderr
+    ((episode, kind, message),) = faults(db)
+    assert kind == "worker" and "SIGKILL" in message
+    records = ok_records(db)
+    assert len(records) == 12 and episode in records  # retried, and the run went on
+    counts = step_counts(db)
+    assert all(counts.get(e, 0) == r["actions_used"] for e, r in records.items())
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL, signal.SIGHUP])
+def test_workers_die_with_their_parent(tmp_path: Path, sig: signal.Signals) -> None:
+    proc, db, _cmd = _start(tmp_path, {**PLANNERS, "repetitions": 6})
+    _wait_for(lambda: len(_children(proc.pid)) == 2 and bool(ok_records(db)), proc)
+    workers = _children(proc.pid)
+    os.kill(proc.pid, sig)
+    proc.communicate(timeout=60)
+    deadline = time.monotonic() + 5
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [w for w in workers if _alive(w)]
+
+
+def test_a_runaway_episode_becomes_a_timeout_fault_and_the_run_goes_on(tmp_path: Path) -> None:
+    spec = {
+        **PLANNERS,
+        "worlds": ["plains-1"],
+        "rules": ["vanilla"],
+        "agents": ["random", "vanilla-planner"],
+        "repetitions": 1,
+        "budget": 30000,  # the random agent would take minutes; the planner succeeds in 20
+        "execution": {"episode_timeout_s": 10, "max_attempts": 2, "retry_delay_s": 0.1},
+    }
+    proc, db, _cmd = _start(tmp_path, spec)
+    _stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 1, stderr
+    (planner,) = ok_records(db).values()
+    assert planner["agent"] == "vanilla-planner"
+    stored = faults(db)
+    assert [k for _, k, _ in stored] == ["timeout", "timeout"]  # two attempts in this run
+    assert "wall-clock limit of 10 s" in stored[0][2]
+    (row,) = rows(db, "SELECT record FROM episodes WHERE status = 'infra_fault'")
+    assert '"fault": "timeout"' in row[0]
