@@ -205,7 +205,8 @@ def run_ray(
         import ray  # type: ignore[import-not-found]
     except ImportError:
         raise InfrastructureFault(
-            "the Ray executor needs the optional extra: pip install 'mirrorcraft[ray]'"
+            "the Ray executor needs the optional extra: pip install 'mirrorcraft[ray]' "
+            "(from a source checkout: pip install -e '.[ray]')"
         ) from None
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)

@@ -34,7 +34,9 @@ class BridgeError(InfrastructureFault):
     kind = "connection"
 
     def __init__(self, message: str, code: str = "bridge"):
-        super().__init__(message)
+        # The bridge's error codes in the fault taxonomy: a call that ran out of time is a
+        # `timeout`; a lost server or bridge (and anything else) a `connection` fault.
+        super().__init__(message, kind="timeout" if code == "timeout" else "connection")
         self.code = code
 
 
