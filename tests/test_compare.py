@@ -40,7 +40,7 @@ def cell(
             agent=agent,
             model=model,
             disclosure=disclosure,
-            score=100 if i < wins else 50,
+            score=100 if i < wins else 0,
         )
         for i in range(n)
     ]

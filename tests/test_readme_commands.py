@@ -38,7 +38,7 @@ SKIP = {
         "M and URL stand for your model endpoint; tests/test_design_cli.py runs the same"
         " designer/judge loop against the local fake endpoint"
     ),
-    "npm ci --prefix bridge": ".ci/run installs the bridge, and runs its tests",
+    "npm ci ": ".ci/run installs the bridge, and runs its tests",
     "server prepare --jar": "needs a Minecraft 1.19 server jar, which cannot be shipped",
     "--backend mineflayer": "needs saves prepared from a Minecraft server jar",
     "bench_bridge.py": "needs the bridge's npm packages and minutes of real-time digging",

@@ -14,11 +14,13 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from mirrorcraft.datapack.compiler import CompiledSuite
+from mirrorcraft.datapack.manifest import Manifest
 from mirrorcraft.rules.ids import normalize_id
 from mirrorcraft.rules.items import ItemStack
 from mirrorcraft.rules.loot_context import EntityState, LootContext
+from mirrorcraft.rules.pack import PackData
 from mirrorcraft.rules.recipes import (
     COOKING_TYPES,
     CookingRecipe,
@@ -36,6 +38,19 @@ HEADER = (
     "Structured overrides (one changed transition per line: operation, input, "
     "what standard Minecraft 1.19 gives, what this world gives):"
 )
+
+
+class SuiteRules(Protocol):
+    """What the structured lines read of a compiled suite (``datapack.compiler.CompiledSuite``,
+    which imports this module to render its sheet)."""
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    @property
+    def changed(self) -> dict[int, tuple[tuple[str, str], ...]]: ...
+
+    def pack(self) -> PackData: ...
 
 
 @dataclass(frozen=True)
@@ -161,7 +176,7 @@ def _recipe_overrides(
 
 
 def structured_overrides(
-    suite: CompiledSuite, vanilla: RuleSet, mirror: RuleSet | None = None
+    suite: SuiteRules, vanilla: RuleSet, mirror: RuleSet | None = None
 ) -> list[Override]:
     """Every transition the suite changes, in manifest order.
 
