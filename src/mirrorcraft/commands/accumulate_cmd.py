@@ -20,6 +20,7 @@ from mirrorcraft.progress import ProgressLine
 from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.runner.accumulate_run import AccumulationError, AccumulationRunner, Outcome
 from mirrorcraft.runner.accumulation import AccumulationSpec
+from mirrorcraft.runner.fault_report import fault_table, group_faults
 from mirrorcraft.runner.spec import ModelSpec
 from mirrorcraft.runner.store import StoreError
 from mirrorcraft.safeload import DataError, load_yaml_file
@@ -121,6 +122,8 @@ def run_accumulation(args: argparse.Namespace, raw: dict[str, Any], source: str)
     from mirrorcraft.report.render import render_text
 
     print("\n".join(render_text(t) for t in accumulation_tables(summary)))
+    if outcome.fault_table:
+        print(outcome.fault_table)
     for line in outcome.missing:
         print(f"not finished: {line}")
     if outcome.missing:
@@ -161,6 +164,11 @@ def _run_locked(
         runner.train_db.set_meta("software_version", __version__)
         outcome = runner.run()
         ticker.line.finish()
+        rows = [
+            *runner.train_db.run_faults(runner.run_id),
+            *runner.eval_db.run_faults(runner.run_id),
+        ]
+        outcome.fault_table = fault_table(group_faults(rows))
     except (AccumulationError, KnowledgeStoreError) as exc:
         raise UserError(str(exc)) from None
     finally:

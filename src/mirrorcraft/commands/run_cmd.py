@@ -23,6 +23,7 @@ from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.runner.dispatch import Dispatcher
 from mirrorcraft.runner.executor import plan_jobs
+from mirrorcraft.runner.fault_report import fault_table, group_faults
 from mirrorcraft.runner.loops import new_run_id, run_async, run_local, run_ray
 from mirrorcraft.runner.progress import Progress
 from mirrorcraft.runner.spec import ExperimentSpec, ModelSpec, SpecError, expand, load_spec
@@ -276,7 +277,10 @@ def _run_locked(
             raise UserError(str(exc)) from None
         progress.show(force=True)
         failed = len({j.condition.episode_id for j in jobs} - store.finished_ids())
+        faults = fault_table(group_faults(store.run_faults(run_id)))
     print(_headline(out / "results.sqlite", spec))
+    if faults:
+        print(faults)
     if failed:
         print(not_finished_message(failed, dispatchers))
     if held_back:

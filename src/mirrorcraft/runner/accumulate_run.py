@@ -30,6 +30,7 @@ from mirrorcraft.faults import Fault, redact
 from mirrorcraft.runner.accumulation import AccumulationSpec, Stream, plan_streams
 from mirrorcraft.runner.dispatch import Breaker
 from mirrorcraft.runner.executor import Job, MemoryPlan, endpoint_label, run_job
+from mirrorcraft.runner.fault_report import component_of
 from mirrorcraft.runner.loops import new_run_id, run_timed, secrets_of
 from mirrorcraft.runner.pool import WorkerPool
 from mirrorcraft.runner.store import ResultStore
@@ -55,6 +56,8 @@ class Outcome:
     """Streams (or checkpoints) that could not finish, with the reason."""
     held_back: int = 0
     """Episodes not started because ``limit`` was reached (rerun to continue)."""
+    fault_table: str = ""
+    """The closing table of this run's infrastructure faults (empty when there were none)."""
 
 
 class AccumulationRunner:
@@ -243,7 +246,8 @@ class AccumulationRunner:
             fault = payload if isinstance(payload, Fault) else Fault("worker", str(payload))
             fault = replace(fault, message=redact(fault.message, secrets_of(job)))
             condition = {**asdict(job.condition), "stream": job.memory.info if job.memory else {}}
-            db.write_fault(eid, fault.kind, fault.message, condition, self.run_id)
+            component = component_of(fault, job.endpoint, job.backend)
+            db.write_fault(eid, fault.kind, fault.message, condition, self.run_id, component)
             self.outcome.faults += 1
             if not (probe and fault.endpoint and fault.kind != "config"):
                 attempts += 1  # a failed probe of a paused endpoint is the endpoint's fault

@@ -17,6 +17,7 @@ from typing import Any
 from mirrorcraft.faults import Fault, InfrastructureFault, redact
 from mirrorcraft.runner.dispatch import Dispatcher, Entry
 from mirrorcraft.runner.executor import Job, run_job, run_job_async
+from mirrorcraft.runner.fault_report import component_of
 from mirrorcraft.runner.pool import WorkerPool
 from mirrorcraft.runner.progress import Progress
 from mirrorcraft.runner.records import EpisodeRecord
@@ -74,8 +75,10 @@ class Recorder:
             fault.message,
             asdict(job.condition),
             self.run_id,
+            component_of(fault, entry.endpoint, job.backend),
         )
         self.progress.failed += 1
+        self.progress.fault_kinds[fault.kind] += 1
         if not self.dispatcher.faulted(entry, fault):
             self.progress.left += 1
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
+
+from mirrorcraft.runner.fault_report import kinds_note
 
 
 class Progress:
@@ -15,6 +18,8 @@ class Progress:
         self.stream = stream
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self._last = 0.0
+        self.fault_kinds: Counter[str] = Counter()
+        """Faults of this run by kind (connection, timeout, server, config, worker)."""
         self.status: Callable[[], list[str]] = list
         """Extra notes for the line (set by the runner: paused endpoints)."""
 
@@ -38,6 +43,8 @@ class Progress:
         line = (
             f"episodes {self.done}/{self.total} done, {self.running} running, {self.failed} faults"
         )
+        if self.fault_kinds:
+            line += f" ({kinds_note(self.fault_kinds)})"
         if self.left:
             line += f", {self.left} left for a rerun"
         line += f", ETA {eta}"

@@ -34,13 +34,18 @@ CREATE TABLE IF NOT EXISTS steps (
 CREATE TABLE IF NOT EXISTS faults (
     episode_id TEXT NOT NULL, attempt INTEGER NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL,
     run_id TEXT NOT NULL DEFAULT '', at TEXT NOT NULL DEFAULT '',
+    component TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (episode_id, attempt)
 );
 CREATE TABLE IF NOT EXISTS superseded (
     episode_id TEXT NOT NULL, replaced_at TEXT NOT NULL, record TEXT NOT NULL, steps TEXT NOT NULL
 );
 """
-FAULT_COLUMNS = {"run_id": "TEXT NOT NULL DEFAULT ''", "at": "TEXT NOT NULL DEFAULT ''"}
+FAULT_COLUMNS = {
+    "run_id": "TEXT NOT NULL DEFAULT ''",
+    "at": "TEXT NOT NULL DEFAULT ''",
+    "component": "TEXT NOT NULL DEFAULT ''",
+}
 
 OK = "ok"
 INFRA_FAULT = "infra_fault"
@@ -212,19 +217,22 @@ class ResultStore:
         message: str,
         condition: dict[str, Any],
         run_id: str = "",
+        component: str = "",
     ) -> None:
         """Record an infrastructure fault; the episode stays pending and is rerun.
 
+        ``component`` names what failed (a model endpoint, the game server, a worker).
         The episode's row (unless it is already evaluated) holds the condition, the
         fault kind, the last message and how many faults it has had in all."""
-        message = message[:2000]
+        message = redact_text(message)[:2000]
         with self._transaction():
             (attempt,) = self.db.execute(
                 "SELECT COUNT(*) FROM faults WHERE episode_id = ?", (episode_id,)
             ).fetchone()
             self.db.execute(
-                "INSERT INTO faults VALUES (?, ?, ?, ?, ?, ?)",
-                (episode_id, attempt + 1, kind, redact_text(message)[:2000], run_id, _now()),
+                "INSERT INTO faults (episode_id, attempt, kind, message, run_id, at, component)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (episode_id, attempt + 1, kind, message, run_id, _now(), component),
             )
             exists = self.db.execute(
                 "SELECT status FROM episodes WHERE episode_id = ?", (episode_id,)
@@ -257,6 +265,15 @@ class ResultStore:
     def incomplete_ids(self) -> set[str]:
         """Evaluated episodes whose step rows disagree with their record: run them again."""
         return set(trace_mismatches(self.db))
+
+    def run_faults(self, run_id: str) -> list[tuple[str, str, str, str]]:
+        """(kind, component, message, episode id) of every fault one run met, in order."""
+        rows = self.db.execute(
+            "SELECT kind, component, message, episode_id FROM faults WHERE run_id = ?"
+            " ORDER BY at, rowid",
+            (run_id,),
+        )
+        return [(str(k), str(c), str(m), str(e)) for k, c, m, e in rows]
 
     def fault_count(self, episode_id: str) -> int:
         (n,) = self.db.execute(
