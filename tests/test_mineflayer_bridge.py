@@ -436,7 +436,11 @@ def test_a_refused_dig_mines_nothing(squid: Squid) -> None:
         squid.command("refuse_digs off")
         out = episode.step({"skill": "mine", "args": {"block": "dirt"}})
         assert out.result.ok and out.result.details["blocks"] == ["dirt"]
-        assert out.result.details["drops"].get("dirt", 0) >= 1, out.result.to_json()
+        if not out.result.details["drops"].get("dirt", 0):
+            # Under heavy load flying-squid can spawn the drop after the bridge's bounded wait;
+            # the dig itself was confirmed, and the dirt still reaches the inventory.
+            out = episode.step({"skill": "wait", "args": {"ticks": 40}})
+            assert out.observation.inventory.get("dirt", 0) >= 1, out.result.to_json()
     finally:
         bridge.close()
 

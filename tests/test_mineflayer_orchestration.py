@@ -494,14 +494,19 @@ def test_a_death_is_recorded_once_scored_and_never_rerun(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The player dies during the first call of every episode: one record each, termination
-    death, no fault, no second attempt (one bridge per episode)."""
-    made: list[FakeBridge] = []
+    death, no fault, no second attempt (one bridge per episode). Episodes run in worker
+    processes, so each bridge made is counted as a line in a file."""
+    log = tmp_path / "bridges.log"
 
     def factory(*_a: Any, **_k: Any) -> FakeBridge:
         bridge = FakeBridge(acts={"mine": _mine_stone})
         bridge.die_at_act = 1
-        made.append(bridge)
+        with log.open("a") as f:
+            f.write("bridge\n")
         return bridge
+
+    def made() -> int:
+        return log.read_text().count("bridge") if log.exists() else 0
 
     monkeypatch.setattr(backend_mod, "BridgeClient", factory)
     monkeypatch.setattr(
@@ -523,9 +528,9 @@ def test_a_death_is_recorded_once_scored_and_never_rerun(
         faults = db.execute("select count(*) from faults").fetchone()[0]
     assert [r["termination"] for r in records] == ["death", "death"]
     assert all(r["actions_used"] == 1 and r["score"] == 0 for r in records)
-    assert faults == 0 and len(made) == 2
+    assert faults == 0 and made() == 2
     assert main(args) == 0  # resuming reruns nothing: a death is a finished episode
-    assert len(made) == 2
+    assert made() == 2
 
 
 def test_run_refuses_without_saves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -37,7 +37,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -132,6 +132,19 @@ def scrub(text: str, secret: str | None, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def split_query(base_url: str) -> tuple[str, dict[str, str]]:
+    """The API root without its query string, and that query's parameters.
+
+    Some gateways take a key as ``?api_key=...``; the SDK would glue the request path
+    after the query (``/v1?api_key=Kchat/completions``), so the parameters are sent as
+    its default query on every request instead."""
+    parts = urlsplit(base_url)
+    if not parts.query:
+        return base_url, {}
+    root = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+    return root, dict(parse_qsl(parts.query, keep_blank_values=True))
+
+
 class OpenAITransport:
     """One attempt against an OpenAI-compatible endpoint through the ``openai`` SDK.
 
@@ -154,11 +167,13 @@ class OpenAITransport:
         if self._client is None or self._loop is not loop:
             import openai
 
+            root, query = split_query(self._base_url)
             self._client = openai.AsyncOpenAI(
                 api_key=self._api_key,
-                base_url=self._base_url,
+                base_url=root,
                 timeout=self._timeout_s,
                 max_retries=0,
+                default_query=query or None,
             )
             self._loop = loop
         return self._client
