@@ -14,6 +14,7 @@ from mirrorcraft.rules.ruleset import RuleSet
 LLM_AGENTS: dict[str, str] = {
     "direct": "mirrorcraft.agents.llm.direct:DirectAgent",
     "react": "mirrorcraft.agents.llm.react:ReActAgent",
+    "tools": "mirrorcraft.agents.llm.tool_calling:ToolsAgent",
     "reflexion": "mirrorcraft.agents.llm.reflexion:ReflexionAgent",
     "voyager": "mirrorcraft.agents.llm.voyager:VoyagerAgent",
     "xenon": "mirrorcraft.agents.llm.xenon:XenonAgent",
@@ -24,7 +25,8 @@ LLM_AGENTS: dict[str, str] = {
     "optimus1": "mirrorcraft.agents.baselines.optimus1:Optimus1Agent",
     "optimus2": "mirrorcraft.agents.baselines.optimus2:Optimus2Agent",
 }
-"""Configuration name -> "module:class". ReAct with rules is ``react`` in the disclosed condition.
+"""Configuration name -> "module:class". ReAct with rules is ``react`` in the disclosed condition;
+``tools`` is ReAct with native tool calling (the skills offered as function tools).
 ``deps``, ``jarvis1``, ``optimus1`` and ``optimus2`` are the MineEvolve paper's baselines
 (``agents/baselines/``)."""
 
