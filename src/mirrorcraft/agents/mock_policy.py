@@ -22,9 +22,7 @@ from mirrorcraft.llm.base import CallMeta, ChatReply, Message
 from mirrorcraft.rules.ruleset import RuleSet
 
 Policy = Callable[[Sequence[Message], CallMeta | None], str | ChatReply]
-ContractWriter = Callable[
-    ["PlannerPolicy", Observation, dict[str, Any], CallMeta], str | ChatReply
-]
+ContractWriter = Callable[["PlannerPolicy", Observation, dict[str, Any], CallMeta], str | ChatReply]
 """A reply writer: the reply text, or a ``ChatReply`` with tool calls (the ``tools``
 configuration's contract)."""
 

@@ -39,7 +39,10 @@ from mirrorcraft.llm.base import CallMeta, Completion, LLMClient, Message, Sampl
 from mirrorcraft.llm.budget import CallBudgetExhausted
 
 ENTRY_POINT_GROUP = "mirrorcraft.agents"
-_IMPORT_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
+DEFAULT_SAMPLING = Sampling()
+_IMPORT_PATH = re.compile(
+    r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
+)
 
 
 class PluginError(Exception):
@@ -260,7 +263,7 @@ class MeteredClient:
         self,
         messages: Sequence[Message],
         *,
-        sampling: Sampling = Sampling(),
+        sampling: Sampling = DEFAULT_SAMPLING,
         meta: CallMeta | None = None,
         tools: Tools | None = None,
     ) -> Completion:

@@ -236,9 +236,7 @@ class ExperimentSpec(BaseModel):
         ids = [e.id for e in self.agent_entries]
         twice = sorted({i for i in ids if ids.count(i) > 1})
         if twice:
-            raise ValueError(
-                f"agent {twice[0]!r} is listed twice; give each entry its own label"
-            )
+            raise ValueError(f"agent {twice[0]!r} is listed twice; give each entry its own label")
         return self
 
     @property
