@@ -182,7 +182,7 @@ def test_a_reply_without_a_call_gets_one_repair_then_no_action() -> None:
         return ChatReply("", (ToolCall("mine", '{"block": '),))  # malformed from here on
 
     agent = ToolsAgent("tools", MockLLM(policy), vanilla)
-    record, steps = _episode(agent, "vanilla")
+    record, _steps = _episode(agent, "vanilla")
     assert replies[:2] == ["act", "repair"]
     assert record.termination == "no_action" and record.actions_used == 2
     assert record.model_calls == 5  # 2 + 1 actions, then an act and its repair that failed
