@@ -253,3 +253,60 @@ def test_the_registry_builds_tools_with_options() -> None:
         options={"tool_choice": "required"},
     )
     assert isinstance(agent, ToolsAgent) and agent.toolset.choice == "required"
+
+
+def test_tools_against_the_fake_endpoint_in_a_paired_grid(tmp_path: Path) -> None:
+    """``mirrorcraft run`` with ``tools`` against the packaged fake endpoint answering with
+    tool calls, hidden and disclosed, then ``analyze`` and ``report`` as a user runs them."""
+    import subprocess
+    import sys
+
+    from tests.runcli import cli, faults, llm_spec, ok_records, rows, write_spec
+
+    explore = {"name": "explore", "arguments": {"target": "log"}}
+    with FakeOpenAIServer(Reply("looking for trees", tool_calls=(explore,))) as server:
+        spec = llm_spec(
+            server.base_url,
+            "tools-grid",
+            agents=["tools", "react"],
+            disclosure=["hidden", "disclosed"],
+            disclosed_agents=["tools", "react"],
+            repetitions=1,
+        )
+        done = cli(write_spec(tmp_path / "spec.yaml", spec), tmp_path / "out")
+        bodies = [r.body for r in server.received]
+    assert done.returncode == 0, done.stderr
+    db = tmp_path / "out" / "results.sqlite"
+    assert not faults(db)
+    records = ok_records(db)
+    tools = [r for r in records.values() if r["agent"] == "tools"]
+    react = [r for r in records.values() if r["agent"] == "react"]
+    # vanilla, M01, M04 hidden, and M01, M04 disclosed, for each configuration
+    assert len(tools) == len(react) == 5
+    assert all(r["actions_used"] == 3 and r["model_calls"] == 3 for r in tools)
+    # react gets text ("looking for trees", no JSON): a repair, then no action
+    assert all(r["termination"] == "no_action" and r["model_calls"] == 2 for r in react)
+    with_tools = [b for b in bodies if "tools" in b]
+    assert with_tools and all(len(b["tools"]) == 13 for b in with_tools)
+    assert all("tools" not in b for b in bodies if b.get("max_tokens") == 1)  # the preflight
+    disclosed = [
+        b for b in with_tools if "RULE INFORMATION: DISCLOSED" in b["messages"][0]["content"]
+    ]
+    assert len(disclosed) == 6  # two disclosed episodes, three calls each
+    steps = [json.loads(t) for (t,) in rows(db, "SELECT record FROM steps")]
+    assert {json.dumps(s["action"], sort_keys=True) for s in steps} == {
+        json.dumps({"skill": "explore", "args": {"target": "log"}}, sort_keys=True)
+    }
+    assert {s["thought"] for s in steps} == {"looking for trees"}
+    base = [sys.executable, "-m", "mirrorcraft.cli"]
+    analysed = subprocess.run(
+        [*base, "analyze", str(db)], capture_output=True, text=True, timeout=300
+    )
+    assert analysed.returncode == 0 and "tools" in analysed.stdout, analysed.stderr
+    reported = subprocess.run(
+        [*base, "report", str(db), "--out", str(tmp_path / "report")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert reported.returncode == 0 and (tmp_path / "report" / "index.html").is_file()

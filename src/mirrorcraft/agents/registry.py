@@ -142,6 +142,16 @@ def runs_in_event_loop(name: str) -> bool:
     return waits(name)
 
 
+def takes_options(name: str) -> bool:
+    """Whether a packaged configuration accepts ``options`` (reference agents take none)."""
+    base = split_name(name)[0]
+    if base not in LLM_AGENTS:
+        return False
+    import inspect
+
+    return "options" in inspect.signature(llm_agent_class(base).__init__).parameters
+
+
 def llm_agent_class(name: str) -> Any:
     module, _, cls = LLM_AGENTS[name].partition(":")
     return getattr(importlib.import_module(module), cls)

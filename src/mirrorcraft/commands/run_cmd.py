@@ -172,11 +172,18 @@ def _check_agent_options(entry: AgentEntry) -> None:
     """Let the agent refuse its options (and a user agent fail to be created) before any
     episode runs, with its own one-line reason."""
     from mirrorcraft.agents.plugins import PluginError, build_plugin, check_options, is_remote
-    from mirrorcraft.agents.registry import UnknownAgentError, is_builtin, make_agent
+    from mirrorcraft.agents.registry import (
+        UnknownAgentError,
+        is_builtin,
+        make_agent,
+        takes_options,
+    )
     from mirrorcraft.backends.rulesets import vanilla_rules
 
     try:
         if is_builtin(entry.name):
+            if entry.options and not takes_options(entry.name):
+                raise UserError(f"agent {entry.name!r} takes no options")
             if entry.options:
                 vanilla = vanilla_rules()
                 make_agent(
