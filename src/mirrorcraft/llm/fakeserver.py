@@ -17,12 +17,15 @@ standard library is used; each request is handled in its own thread.
         client = OpenAIClient(OpenAISettings(model="m", base_url=server.base_url))
 
 ``python -m mirrorcraft.llm.fakeserver --help`` serves one from the command line
-(to try a run against a failing endpoint by hand).
+(to try a run against a failing endpoint by hand); with a command after ``--`` it
+serves only while that command runs (``{url}`` in it becomes the base URL) and exits
+with the command's status.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -356,6 +359,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drop", action="store_true", help="close every connection unanswered")
     parser.add_argument("--models", default=None, help="comma-separated model names it knows")
     parser.add_argument("--context-window", type=int, default=None, help="tokens it accepts")
+    parser.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        help="after --: run this command ({url} becomes the base URL), then stop serving",
+    )
     args = parser.parse_args(argv)
     calls: list[dict[str, Any]] = []
     for text in args.tool_call or ():
@@ -376,9 +384,22 @@ def main(argv: list[str] | None = None) -> int:
     elif args.drop:
         default = Drop()
     models = tuple(m for m in args.models.split(",") if m) if args.models else None
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
     with FakeOpenAIServer(
         default, models=models, context_window=args.context_window, port=args.port
     ) as server:
+        if command:
+            import subprocess
+
+            try:
+                return subprocess.run(
+                    [a.replace("{url}", server.base_url) for a in command]
+                ).returncode
+            except OSError as exc:
+                print(f"cannot run {command[0]}: {exc.strerror or exc}", file=sys.stderr)
+                return 127
         print(server.base_url, flush=True)
         try:
             while True:
