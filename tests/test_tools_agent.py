@@ -310,3 +310,32 @@ def test_tools_against_the_fake_endpoint_in_a_paired_grid(tmp_path: Path) -> Non
         timeout=300,
     )
     assert reported.returncode == 0 and (tmp_path / "report" / "index.html").is_file()
+
+
+def test_the_fake_endpoint_command_line_checks_its_tool_call() -> None:
+    from mirrorcraft.llm.fakeserver import main
+
+    for bad in ("not json", '["explore"]', '{"arguments": {}}'):
+        with pytest.raises(SystemExit) as exc:
+            main(["--tool-call", bad])
+        assert exc.value.code == 2
+
+
+def test_the_fake_endpoint_serves_while_a_command_runs(tmp_path: Path) -> None:
+    """``fakeserver ... -- COMMAND`` replaces {url}, serves while it runs, returns its status."""
+    import sys
+
+    from mirrorcraft.llm.fakeserver import main
+
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import json, sys, urllib.request\n"
+        "body = json.dumps({'model': 'm', 'messages': [], 'tools': [{}]}).encode()\n"
+        "req = urllib.request.Request(sys.argv[1] + '/chat/completions', body)\n"
+        "doc = json.load(urllib.request.urlopen(req))\n"
+        "call = doc['choices'][0]['message']['tool_calls'][0]['function']\n"
+        "sys.exit(0 if call == {'name': 'wait', 'arguments': '{}'} else 3)\n"
+    )
+    call = '{"name": "wait", "arguments": {}}'
+    assert main(["--tool-call", call, "--", sys.executable, str(probe), "{url}"]) == 0
+    assert main(["--", sys.executable, "-c", "raise SystemExit(5)"]) == 5
