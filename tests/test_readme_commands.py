@@ -55,6 +55,7 @@ SHORTENED = {
         "the full offline smoke run is 1,560 episodes; the first 40 are run here",
     ),
     "bench_harness.py": (["--quick"], "the full benchmark takes minutes"),
+    "bench_remote_agent.py": (["--quick"], "20 actions per episode instead of 100"),
 }
 
 

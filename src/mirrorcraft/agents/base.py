@@ -1,15 +1,24 @@
-"""The Agent protocol shared by reference agents and LLM configurations.
+"""The Agent protocol shared by reference agents, LLM configurations and users' own agents.
 
-An episode calls ``start`` once, then ``act`` with each observation until the
-episode ends (``act`` returning ``None`` means "no executable action", which
-ends the episode), then ``finish``. ``act`` is async so that agents waiting on
-model calls can share one event loop; reference agents return at once.
-Agent state is cleared by ``start`` unless the agent declares cross-episode
-memory (``cross_episode_memory = True``).
+This is a public API (``docs/agent_api.md`` explains it for people writing agents).
+An episode calls ``start`` once with an ``EpisodeContext``, then ``act`` with each
+``Observation`` until the episode ends (``act`` returning ``None`` means "no
+executable action", which ends the episode), then ``finish`` with the last
+observation. ``act`` is async so that agents waiting on model calls can share one
+event loop; reference agents return at once. ``act`` returns a ``Decision``: the
+action (``{"skill": ..., "args": {...}}``), an optional thought stored in the trace,
+and the ``Usage`` of model calls made for it that the harness did not make itself
+(calls through ``EpisodeContext.client`` are counted by the harness).
+
+Each episode gets a fresh agent instance in grid runs. ``cross_episode_memory =
+True`` declares memory that outlives an episode; it is carried only by the knowledge
+stores of accumulation runs (``agents/memory.py``).
 """
 
 from __future__ import annotations
 
+import random
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -26,6 +35,12 @@ class EpisodeContext:
     seed: int
     rule_sheet: str | None = None
     """The disclosed rule sheet, only in the disclosure condition."""
+    rng: random.Random | None = field(default=None, compare=False)
+    """A generator seeded with the episode's seed (the Vanilla and Mirror twins of a pair get
+    the same draws); agents draw their randomness from it."""
+    client: Any = field(default=None, compare=False)
+    """The episode's model client (an ``llm.base.LLMClient``), only for user agents that set
+    ``uses_model = True``; None otherwise."""
 
 
 @dataclass
@@ -67,4 +82,4 @@ class Agent(Protocol):
 
     async def act(self, obs: Observation) -> Decision | None: ...
 
-    def finish(self, obs: Observation) -> None: ...
+    def finish(self, obs: Observation) -> Awaitable[None] | None: ...

@@ -18,11 +18,13 @@ from typing import Any
 from mirrorcraft.agents.base import EpisodeContext
 from mirrorcraft.agents.reference import AdaptivePlannerAgent
 from mirrorcraft.body.observation import Observation
-from mirrorcraft.llm.base import CallMeta, Message
+from mirrorcraft.llm.base import CallMeta, ChatReply, Message
 from mirrorcraft.rules.ruleset import RuleSet
 
-Policy = Callable[[Sequence[Message], CallMeta | None], str]
-ContractWriter = Callable[["PlannerPolicy", Observation, dict[str, Any], CallMeta], str]
+Policy = Callable[[Sequence[Message], CallMeta | None], str | ChatReply]
+ContractWriter = Callable[["PlannerPolicy", Observation, dict[str, Any], CallMeta], str | ChatReply]
+"""A reply writer: the reply text, or a ``ChatReply`` with tool calls (the ``tools``
+configuration's contract)."""
 
 WRITERS: dict[str, ContractWriter] = {}
 """Reply writers by contract; configurations register their own contracts here."""
@@ -86,7 +88,7 @@ class PlannerPolicy:
             self.last_step = obs.step
             self.current = None
 
-    def __call__(self, messages: Sequence[Message], meta: CallMeta | None) -> str:
+    def __call__(self, messages: Sequence[Message], meta: CallMeta | None) -> str | ChatReply:
         self.calls.append(meta or CallMeta("unknown"))
         self.prompts.append(messages)
         if meta is None or not isinstance(meta.extra.get("obs"), Observation):

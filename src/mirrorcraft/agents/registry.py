@@ -1,4 +1,6 @@
-"""Agent configurations by name: the reference agents and the LLM configurations."""
+"""Agent configurations by name: the reference agents, the LLM configurations, and users' own
+agents (an import path ``module:Class``, an installed ``mirrorcraft.agents`` entry point, or
+an ``http://`` URL of a remote agent; see ``agents/plugins.py``)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from mirrorcraft.rules.ruleset import RuleSet
 LLM_AGENTS: dict[str, str] = {
     "direct": "mirrorcraft.agents.llm.direct:DirectAgent",
     "react": "mirrorcraft.agents.llm.react:ReActAgent",
+    "tools": "mirrorcraft.agents.llm.tool_calling:ToolsAgent",
     "reflexion": "mirrorcraft.agents.llm.reflexion:ReflexionAgent",
     "voyager": "mirrorcraft.agents.llm.voyager:VoyagerAgent",
     "xenon": "mirrorcraft.agents.llm.xenon:XenonAgent",
@@ -24,7 +27,8 @@ LLM_AGENTS: dict[str, str] = {
     "optimus1": "mirrorcraft.agents.baselines.optimus1:Optimus1Agent",
     "optimus2": "mirrorcraft.agents.baselines.optimus2:Optimus2Agent",
 }
-"""Configuration name -> "module:class". ReAct with rules is ``react`` in the disclosed condition.
+"""Configuration name -> "module:class". ReAct with rules is ``react`` in the disclosed condition;
+``tools`` is ReAct with native tool calling (the skills offered as function tools).
 ``deps``, ``jarvis1``, ``optimus1`` and ``optimus2`` are the MineEvolve paper's baselines
 (``agents/baselines/``)."""
 
@@ -57,11 +61,43 @@ def agent_variants(base: str) -> tuple[str, ...]:
     return tuple(default_config().variants)
 
 
-def is_known_agent(name: str) -> bool:
+def is_builtin(name: str) -> bool:
     base, variant = split_name(name)
     if base not in known_agents():
         return False
     return variant is None or variant in agent_variants(base)
+
+
+def is_known_agent(name: str) -> bool:
+    """A packaged configuration (with a known variant), or a user agent that can be found."""
+    if is_builtin(name):
+        return True
+    from mirrorcraft.agents.plugins import is_plugin
+
+    return is_plugin(name)
+
+
+def agent_problem(name: str) -> str | None:
+    """Why ``name`` cannot be run (None when it can): an unknown name, or a user agent that
+    cannot be imported (the import error in one line)."""
+    if is_builtin(name):
+        return None
+    from mirrorcraft.agents.plugins import PluginError, is_import_path, is_remote, resolve
+
+    base, variant = split_name(name)
+    if variant is not None and base in known_agents():
+        return f"unknown variant {variant!r} of agent {base!r}"
+    try:
+        resolve(name)
+    except PluginError as exc:
+        if is_import_path(name) or is_remote(name):
+            return str(exc)
+        return (
+            f"unknown agent {name!r} (packaged: {', '.join(known_agents())}; or an import path "
+            "module:Class, an installed entry point, or an http:// URL; "
+            "'mirrorcraft agents list' shows them)"
+        )
+    return None
 
 
 class UnknownAgentError(KeyError):
@@ -83,7 +119,37 @@ def known_agents() -> tuple[str, ...]:
 
 
 def needs_model(name: str) -> bool:
-    return split_name(name)[0] in LLM_AGENTS
+    """Whether the agent calls a model through the harness (an LLM configuration, or a user
+    agent with ``uses_model = True``)."""
+    if split_name(name)[0] in LLM_AGENTS:
+        return True
+    if name in REFERENCE_AGENTS:
+        return False
+    from mirrorcraft.agents.plugins import uses_model
+
+    return uses_model(name)
+
+
+def runs_in_event_loop(name: str) -> bool:
+    """Agents that wait on the network (models, remote agents) share one event loop; the rest
+    run in worker processes."""
+    if needs_model(name):
+        return True
+    if name in REFERENCE_AGENTS:
+        return False
+    from mirrorcraft.agents.plugins import runs_in_event_loop as waits
+
+    return waits(name)
+
+
+def takes_options(name: str) -> bool:
+    """Whether a packaged configuration accepts ``options`` (reference agents take none)."""
+    base = split_name(name)[0]
+    if base not in LLM_AGENTS:
+        return False
+    import inspect
+
+    return "options" in inspect.signature(llm_agent_class(base).__init__).parameters
 
 
 def llm_agent_class(name: str) -> Any:
@@ -105,29 +171,33 @@ def make_agent(
     client_settings: dict[str, Any] | None = None,
     options: dict[str, Any] | None = None,
     call_budget: int | None = None,
+    label: str | None = None,
 ) -> Agent:
     """Build a fresh agent. Only the oracle receives the active rules; LLM agents get a client.
 
     ``name`` may carry a variant (``mineevolve[no_curator]``); ``options`` are
     configuration settings (only configurations that take options accept them).
     ``call_budget`` caps the model calls of each episode (see ``llm.budget``).
+    A user agent (import path, entry point or URL) is recorded under ``label`` when given.
     """
     base, variant = split_name(name)
-    if variant is not None and variant not in agent_variants(base):
+    if variant is not None and base in LLM_AGENTS and variant not in agent_variants(base):
         raise UnknownAgentError(f"unknown variant {variant!r} of agent {base!r}")
     if name in REFERENCE_AGENTS:
         agent: Agent = make_reference_agent(name, active, vanilla)
         return agent
-    if base in LLM_AGENTS and _available(base):
-        if client is None and model == MOCK_MODEL:
+
+    def model_client() -> Any:
+        made = client
+        if made is None and model == MOCK_MODEL:
             from mirrorcraft.agents.mock_planner import PlannerPolicy
             from mirrorcraft.llm.mock import MockLLM
 
-            client = MockLLM(PlannerPolicy(vanilla), model=MOCK_MODEL)
-        if client is None:
+            made = MockLLM(PlannerPolicy(vanilla), model=MOCK_MODEL)
+        if made is None:
             from mirrorcraft.llm.factory import make_client
 
-            client = make_client(
+            made = make_client(
                 model,
                 base_url,
                 api_key_env,
@@ -138,7 +208,25 @@ def make_agent(
         if call_budget is not None:
             from mirrorcraft.llm.budget import BudgetedClient
 
-            client = BudgetedClient(client, call_budget)
+            made = BudgetedClient(made, call_budget)
+        return made
+
+    if base not in LLM_AGENTS:
+        from mirrorcraft.agents.plugins import PluginError, build_plugin, is_plugin, is_remote
+
+        if is_remote(name):
+            from mirrorcraft.agents.remote.agent import RemoteAgent
+
+            return RemoteAgent(label or name, name, vanilla, options=options)
+        if is_plugin(name):
+            try:
+                return build_plugin(
+                    name, label or name, options, model_client() if needs_model(name) else None
+                )
+            except PluginError as exc:
+                raise UnknownAgentError(str(exc)) from None
+    if base in LLM_AGENTS and _available(base):
+        client = model_client()
         opts = dict(options or {})
         if variant is not None:
             opts["variant"] = variant

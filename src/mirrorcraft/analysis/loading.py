@@ -126,6 +126,7 @@ _EPISODE_CHECKS: dict[str, tuple[Check, str]] = {
     "wall_seconds": (_is_num, "a number"),
     "template_hashes": (_dict_of(_is_str), "an object of strings"),
     "memory": (lambda v: type(v) is dict, "an object"),
+    "agent_origin": (_dict_of(_is_str), "an object of strings"),
     "is_mirror": (lambda v: isinstance(v, bool), "true or false"),
 }
 _ENCOUNTER_CHECKS: dict[str, tuple[Check, str]] = {
@@ -434,7 +435,12 @@ def load_results(
     unless ``allow_empty``.
     """
     p = Path(path)
-    checker = _Checker(declared or Declared(), skip_invalid)
+    declared = declared or Declared()
+    spec = stored_spec(p)
+    if spec is not None:
+        # The runner validated the agents of the spec it ran (labels of user agents included).
+        declared = Declared(declared.rule_sets, declared.agents | spec_agent_ids(spec))
+    checker = _Checker(declared, skip_invalid)
     loaded = _load_jsonl(p, checker) if _sniff(p) == "jsonl" else _load_sqlite(p, checker)
     if not loaded.records and not allow_empty:
         left = sum(loaded.excluded.values()) + len(loaded.invalid)
@@ -463,6 +469,19 @@ def stored_spec(path: str | Path) -> dict[str, Any] | None:
     except DataError:
         return None
     return doc if isinstance(doc, dict) else None
+
+
+def spec_agent_ids(spec: dict[str, Any]) -> frozenset[str]:
+    """The agent ids a stored spec names: plain names, and entries' labels or names."""
+    out: set[str] = set()
+    for a in spec.get("agents") or ():
+        if isinstance(a, str):
+            out.add(a)
+        elif isinstance(a, dict):
+            value = a.get("label") or a.get("name")
+            if isinstance(value, str):
+                out.add(value)
+    return frozenset(out)
 
 
 def load_records(path: str | Path, **options: Any) -> list[EpisodeRecord]:

@@ -113,18 +113,36 @@ def rule_set_problem(rules: str, record: EpisodeRecord, declared: Declared) -> s
     )
 
 
-def agent_problem(agent: str, declared: Declared) -> str | None:
+USER_AGENT_KINDS = ("import", "entry_point", "remote")
+"""``agent_origin`` kinds of users' own agents (``agents.plugins.AgentOrigin``)."""
+
+
+def _is_builtin(agent: str) -> bool:
+    names, variants = _agent_names()
+    if agent in names:
+        return True
+    base, _, rest = agent.partition("[")
+    return rest.endswith("]") and rest[:-1] in variants.get(base, ())
+
+
+def agent_problem(
+    agent: str, declared: Declared, record: EpisodeRecord | None = None
+) -> str | None:
     """Why ``agent`` is not a configuration this analysis may use (None when it is).
 
     Known: a reference agent, an LLM configuration, a named variant
     (``mineevolve[no_curator]``), a configuration with a run label after a colon
-    (the accumulation runner's ``mineevolve:full@3``), or a declared name.
+    (the accumulation runner's ``mineevolve:full@3``), a declared name, or a user's
+    agent the runner recorded with where it came from (``agent_origin``: an import
+    path, an entry point or a URL; or a packaged configuration run with options).
     """
-    names, variants = _agent_names()
-    if agent in names or agent in declared.agents:
+    names, _variants = _agent_names()
+    if _is_builtin(agent) or agent in declared.agents:
         return None
-    base, _, rest = agent.partition("[")
-    if rest.endswith("]") and rest[:-1] in variants.get(base, ()):
+    origin = record.agent_origin if record is not None else {}
+    if origin.get("kind") in USER_AGENT_KINDS and origin.get("ref"):
+        return None
+    if origin.get("kind") == "builtin" and _is_builtin(origin.get("ref", "")):
         return None
     head, colon, label = agent.partition(":")
     if colon and label and head in names:
@@ -217,7 +235,7 @@ def record_problems(r: EpisodeRecord, declared: Declared | None = None) -> list[
     for problem in (
         rule_set_problem(r.rules, r, declared),
         task_problem(r.task),
-        agent_problem(r.agent, declared),
+        agent_problem(r.agent, declared, r),
     ):
         if problem:
             out.append(problem)

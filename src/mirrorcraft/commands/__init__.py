@@ -1,6 +1,7 @@
 """Subcommands of the ``mirrorcraft`` CLI, in the order ``--help`` lists them."""
 
 from mirrorcraft.commands import (
+    agents_cmd,
     analyze_cmd,
     controls_cmd,
     design_cmd,
@@ -20,6 +21,7 @@ COMMANDS = [
     export_cmd,
     play_cmd,
     suites_cmd,
+    agents_cmd,
     controls_cmd,
     design_cmd,
     rules_cmd,

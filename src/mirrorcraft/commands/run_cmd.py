@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mirrorcraft import __version__
-from mirrorcraft.agents.registry import MOCK_MODEL, is_known_agent, known_agents, needs_model
+from mirrorcraft.agents.registry import MOCK_MODEL, agent_problem, needs_model
 from mirrorcraft.backends.rulesets import resolve_rules
 from mirrorcraft.commands.common import UserError, list_option
 from mirrorcraft.commands.run_guards import (
@@ -22,11 +22,18 @@ from mirrorcraft.commands.run_guards import (
 from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.runner.dispatch import Dispatcher
-from mirrorcraft.runner.executor import plan_jobs
+from mirrorcraft.runner.executor import agent_origin, plan_jobs
 from mirrorcraft.runner.fault_report import fault_table, group_faults
 from mirrorcraft.runner.loops import new_run_id, run_async, run_local, run_ray
 from mirrorcraft.runner.progress import Progress
-from mirrorcraft.runner.spec import ExperimentSpec, ModelSpec, SpecError, expand, load_spec
+from mirrorcraft.runner.spec import (
+    AgentEntry,
+    ExperimentSpec,
+    ModelSpec,
+    SpecError,
+    expand,
+    load_spec,
+)
 from mirrorcraft.runner.store import ResultStore, StoreError
 from mirrorcraft.world.registry import world_problem
 
@@ -130,9 +137,11 @@ def _validate(spec: ExperimentSpec) -> None:
     for w in spec.worlds:
         if problem := world_problem(w):
             raise UserError(problem)
-    for a in spec.agents:
-        if not is_known_agent(a):
-            raise UserError(f"unknown agent {a!r} (available now: {', '.join(known_agents())})")
+    for entry in spec.agent_entries:
+        a = entry.name
+        if why := agent_problem(a):
+            raise UserError(why)
+        _check_agent_options(entry)
         if needs_model(a):
             if all(m.name == "none" for m in spec.models):
                 raise UserError(
@@ -158,6 +167,38 @@ def _validate(spec: ExperimentSpec) -> None:
             raise UserError(str(exc)) from None
         except Exception as exc:  # manifests: a clear message, never a traceback
             raise UserError(f"rule set {r!r}: {exc}") from None
+
+
+def _check_agent_options(entry: AgentEntry) -> None:
+    """Let the agent refuse its options (and a user agent fail to be created) before any
+    episode runs, with its own one-line reason."""
+    from mirrorcraft.agents.plugins import PluginError, build_plugin, check_options, is_remote
+    from mirrorcraft.agents.registry import (
+        UnknownAgentError,
+        is_builtin,
+        make_agent,
+        takes_options,
+    )
+    from mirrorcraft.backends.rulesets import vanilla_rules
+
+    try:
+        if is_builtin(entry.name):
+            if entry.options and not takes_options(entry.name):
+                raise UserError(f"agent {entry.name!r} takes no options")
+            if entry.options:
+                vanilla = vanilla_rules()
+                make_agent(
+                    entry.name, active=vanilla, vanilla=vanilla, model=MOCK_MODEL,
+                    options=dict(entry.options),
+                )  # fmt: skip
+        elif is_remote(entry.name):
+            check_options(entry.name, entry.options)
+        else:
+            build_plugin(entry.name, entry.id, entry.options)
+    except (PluginError, UnknownAgentError) as exc:
+        raise UserError(str(exc)) from None
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"agent {entry.id!r}: invalid options: {exc}") from None
 
 
 def _backend_options(args: argparse.Namespace, spec: ExperimentSpec) -> dict[str, Any]:
@@ -217,6 +258,7 @@ def _run_locked(
             out,
             allow=args.allow_changed_spec,
             real_server=bool(backend_options),
+            agents={e.id: agent_origin(e.name, e.options) for e in spec.agent_entries},
         )
         incomplete = store.incomplete_ids()
         if incomplete:
@@ -251,8 +293,8 @@ def _run_locked(
         run_id = new_run_id()
         policy = spec.execution
         try:
-            model_jobs = [j for j in jobs if needs_model(j.condition.agent)]
-            cpu_jobs = [j for j in jobs if not needs_model(j.condition.agent)]
+            model_jobs = [j for j in jobs if j.in_event_loop]
+            cpu_jobs = [j for j in jobs if not j.in_event_loop]
             if args.executor == "ray":
                 dispatchers.append(
                     run_ray(jobs, store, args.address, progress, policy=policy, run_id=run_id)
@@ -294,7 +336,7 @@ def _summary(db: Path, spec: ExperimentSpec) -> tuple[Any, dict[str, Any]]:
     from mirrorcraft.analysis import Declared, load_results, summarize
 
     # the spec names its own rule sets and agents (user packs, plugins): they are known here
-    declared = Declared(frozenset(spec.rules), frozenset(spec.agents))
+    declared = Declared(frozenset(spec.rules), frozenset(spec.agent_ids))
     loaded = load_results(str(db), allow_empty=True, declared=declared)
     summary = summarize(
         loaded.records, checkpoints=list(spec.checkpoints), excluded=loaded.excluded

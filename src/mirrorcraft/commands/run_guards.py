@@ -4,7 +4,7 @@ the model preflight, and the closing line about unfinished episodes."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,7 +32,12 @@ def locked(folder: Path) -> Iterator[RunLock]:
 
 
 def fingerprints(
-    spec_hash: str, rules: Iterable[str], worlds: Iterable[str], *, real_server: bool
+    spec_hash: str,
+    rules: Iterable[str],
+    worlds: Iterable[str],
+    *,
+    real_server: bool,
+    agents: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Fingerprints:
     from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
     from mirrorcraft.world.registry import load_world
@@ -42,6 +47,7 @@ def fingerprints(
         {r: resolve_rules(r).fingerprint for r in dict.fromkeys(rules)},
         vanilla_rules().fingerprint,
         {} if real_server else {w: load_world(w).world.fingerprint for w in dict.fromkeys(worlds)},
+        {a: dict(origin) for a, origin in (agents or {}).items()},
     )
 
 
@@ -54,14 +60,16 @@ def check_resume(
     *,
     allow: bool,
     real_server: bool = False,
+    agents: Mapping[str, Mapping[str, str]] | None = None,
 ) -> set[str]:
-    """Refuse to resume over episodes of another spec, rule set or world (unless ``allow``);
-    returns the stored episodes that differ (to run again)."""
+    """Refuse to resume over episodes of another spec, rule set, world or user agent (its
+    import path, package version or options; unless ``allow``); returns the stored episodes
+    that differ (to run again)."""
     records = list(store.records())
     if not records:
         return set()
     stored_worlds = sorted({r.world for r in records} & set(worlds))
-    now = fingerprints(spec_hash, rules, stored_worlds, real_server=real_server)
+    now = fingerprints(spec_hash, rules, stored_worlds, real_server=real_server, agents=agents)
     try:
         stale = stale_episodes(records, now, folder, allow=allow)
     except ChangedSpecError as exc:

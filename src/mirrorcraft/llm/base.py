@@ -1,7 +1,9 @@
 """The LLMClient protocol every configuration talks to, and its value types.
 
 A client takes chat messages and returns a ``Completion`` with token usage and
-cost. ``meta`` carries structured context (the reply contract expected, the
+cost. A call may offer function tools (``Tools``: OpenAI ``tools`` objects and the
+``tool_choice``); the model's ``tool_calls`` then come back in the ``Completion``.
+``meta`` carries structured context (the reply contract expected, the
 current observation as JSON) that real clients ignore and the mock client uses
 to play a scripted policy. An endpoint that still fails after retries raises
 ``LLMUnavailable`` (an infrastructure fault: the episode is rerun); a setting that
@@ -10,6 +12,7 @@ no retry can fix raises ``LLMConfigError`` (a fault of kind ``config``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -32,6 +35,47 @@ class Sampling:
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One function call a model asked for: the tool's name and its arguments as the JSON text
+    the model wrote (parsed by the caller, which decides what a malformed call means)."""
+
+    name: str
+    arguments: str
+    id: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True)
+class Tools:
+    """Function tools offered with one call: OpenAI ``{"type": "function", ...}`` objects and
+    the ``tool_choice`` (``auto``: the model may answer in text; ``required``: it must call
+    one)."""
+
+    functions: tuple[Mapping[str, Any], ...]
+    choice: str = "auto"
+
+    def canonical(self) -> str:
+        """The tools as canonical JSON (what a response cache keys on)."""
+        return json.dumps(
+            {"tools": list(self.functions), "tool_choice": self.choice},
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """A reply with tool calls, as a scripted policy (``MockLLM``) returns one; a policy
+    that returns plain text answers without tool calls."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+@dataclass(frozen=True)
 class Completion:
     text: str
     model: str
@@ -45,6 +89,8 @@ class Completion:
     estimated: bool = False
     """The endpoint reported no token usage: the token counts (and the cost from them) are
     estimates from text length."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The function calls the model asked for (only when the call offered ``Tools``)."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +114,7 @@ class LLMClient(Protocol):
         *,
         sampling: Sampling = Sampling(),
         meta: CallMeta | None = None,
+        tools: Tools | None = None,
     ) -> Completion: ...
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mirrorcraft.llm.base import CallMeta, Completion, LLMClient, Message, Sampling
+from mirrorcraft.llm.base import CallMeta, Completion, LLMClient, Message, Sampling, Tools
 
 DEFAULT_SAMPLING = Sampling()
 
@@ -51,11 +51,14 @@ class BudgetedClient:
         *,
         sampling: Sampling = DEFAULT_SAMPLING,
         meta: CallMeta | None = None,
+        tools: Tools | None = None,
     ) -> Completion:
         if self.used >= self.limit:
             raise CallBudgetExhausted(self.limit)
         self.used += 1
-        return await self.inner.complete(messages, sampling=sampling, meta=meta)
+        if tools is None:
+            return await self.inner.complete(messages, sampling=sampling, meta=meta)
+        return await self.inner.complete(messages, sampling=sampling, meta=meta, tools=tools)
 
     async def aclose(self) -> None:
         closer = getattr(self.inner, "aclose", None)

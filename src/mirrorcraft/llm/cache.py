@@ -1,8 +1,9 @@
 """A response cache in SQLite, so that a rerun replays what was already paid for.
 
 The key is a SHA-256 over the model name, the endpoint host, the messages, the
-sampling settings, a caller-chosen ``scope`` and an occurrence number. It never
-includes the API key or the call's ``meta``.
+sampling settings, the function tools offered (when a call offers any), a
+caller-chosen ``scope`` and an occurrence number. It never includes the API key
+or the call's ``meta``. A reply's tool calls are stored with its text.
 
 Why scope and occurrence: sampling at temperature 0.7 is random on purpose.
 If identical prompts always shared one stored reply, the repetitions of a
@@ -39,7 +40,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mirrorcraft.llm.base import CallMeta, Completion, LLMClient, Message, Sampling
+from mirrorcraft.llm.base import (
+    CallMeta,
+    Completion,
+    LLMClient,
+    Message,
+    Sampling,
+    ToolCall,
+    Tools,
+)
 
 DEFAULT_SAMPLING = Sampling()
 
@@ -61,6 +70,25 @@ class CachedEntry:
     latency_s: float
     estimated: bool = False
     """The token counts were estimated when the call was made (the endpoint gave none)."""
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+def _calls_json(calls: Sequence[ToolCall]) -> str:
+    return json.dumps([c.to_json() for c in calls], ensure_ascii=False, separators=(",", ":"))
+
+
+def _calls_from(text: str) -> tuple[ToolCall, ...]:
+    try:
+        doc = json.loads(text or "[]")
+    except ValueError:
+        return ()
+    if not isinstance(doc, list):
+        return ()
+    return tuple(
+        ToolCall(str(c.get("name", "")), str(c.get("arguments", "")), str(c.get("id", "")))
+        for c in doc
+        if isinstance(c, dict)
+    )
 
 
 def cache_key(
@@ -71,8 +99,9 @@ def cache_key(
     *,
     scope: str = "",
     occurrence: int = 0,
+    tools: Tools | None = None,
 ) -> str:
-    payload = [
+    payload: list[Any] = [
         "mirrorcraft-llm-cache-v1",
         model,
         endpoint,
@@ -80,6 +109,8 @@ def cache_key(
         [sampling.temperature, sampling.max_tokens],
         scope,
     ]
+    if tools is not None:  # calls without tools keep the keys they always had
+        payload.append(tools.canonical())
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
     return _with_occurrence(hashlib.sha256(text.encode("utf-8")).hexdigest(), occurrence)
 
@@ -135,6 +166,10 @@ class ResponseCache:
                 self._db.execute(
                     "ALTER TABLE responses ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0"
                 )
+            if "tool_calls" not in columns:
+                self._db.execute(
+                    "ALTER TABLE responses ADD COLUMN tool_calls TEXT NOT NULL DEFAULT '[]'"
+                )
         except sqlite3.Error as exc:
             self._db.close()
             raise CacheError(
@@ -170,19 +205,22 @@ class ResponseCache:
     def get(self, key: str) -> CachedEntry | None:
         row = self._query(
             "SELECT text, model, prompt_tokens, completion_tokens, cost_usd, latency_s, "
-            "estimated FROM responses WHERE key = ?",
+            "estimated, tool_calls FROM responses WHERE key = ?",
             (key,),
         )
         if row is None:
             return None
-        text, model, prompt, completion, cost, latency, estimated = row
-        return CachedEntry(text, model, prompt, completion, cost, latency, bool(estimated))
+        text, model, prompt, completion, cost, latency, estimated, calls = row
+        return CachedEntry(
+            text, model, prompt, completion, cost, latency, bool(estimated), _calls_from(calls)
+        )
 
     def put(self, key: str, entry: CachedEntry) -> None:
         """Store ``entry`` unless the key is already there (the first writer wins)."""
         self._query(
             "INSERT OR IGNORE INTO responses (key, model, text, prompt_tokens, completion_tokens, "
-            "cost_usd, latency_s, created_at, estimated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "cost_usd, latency_s, created_at, estimated, tool_calls) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key,
                 entry.model,
@@ -193,6 +231,7 @@ class ResponseCache:
                 entry.latency_s,
                 datetime.now(UTC).isoformat(timespec="seconds"),
                 int(entry.estimated),
+                _calls_json(entry.tool_calls),
             ),
         )
 
@@ -257,8 +296,11 @@ class CachedClient:
         *,
         sampling: Sampling = DEFAULT_SAMPLING,
         meta: CallMeta | None = None,
+        tools: Tools | None = None,
     ) -> Completion:
-        base = cache_key(self.model, self.endpoint, messages, sampling, scope=self.scope)
+        base = cache_key(
+            self.model, self.endpoint, messages, sampling, scope=self.scope, tools=tools
+        )
         occurrence = self._seen.get(base, 0)
         self._seen[base] = occurrence + 1
         key = _with_occurrence(base, occurrence)
@@ -279,9 +321,13 @@ class CachedClient:
                     cached=True,
                     latency_s=found.latency_s,
                     estimated=found.estimated,
+                    tool_calls=found.tool_calls,
                 )
         self.misses += 1
-        result = await self.inner.complete(messages, sampling=sampling, meta=meta)
+        if tools is None:  # inner clients that predate tools are called as they always were
+            result = await self.inner.complete(messages, sampling=sampling, meta=meta)
+        else:
+            result = await self.inner.complete(messages, sampling=sampling, meta=meta, tools=tools)
         if self._cache is not None:
             entry = CachedEntry(
                 result.text,
@@ -291,6 +337,7 @@ class CachedClient:
                 result.cost_usd,
                 result.latency_s,
                 result.estimated,
+                result.tool_calls,
             )
             try:
                 self._cache.put(key, entry)

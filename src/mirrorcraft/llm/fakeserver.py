@@ -4,7 +4,8 @@ It answers ``POST <root>/chat/completions`` and ``GET <root>/models`` and can be
 told, request by request, to reply normally, fail with a status (with
 ``retry-after`` headers; ``Fail.context_length()`` is llama.cpp's refusal of an
 oversized request), hang, drop the connection, send a body that is not JSON, or
-send empty content. With ``models`` it knows only those model names (others get
+send empty content, or answer with tool calls (``Reply(tool_calls=...)``, sent only
+to requests that offer ``tools``). With ``models`` it knows only those model names (others get
 a 404 like OpenAI's); with ``context_window`` it refuses requests whose prompt
 (four characters a token) plus ``max_tokens`` exceed it, and reports the window
 in its model listing as vLLM does (``max_model_len``). It counts how many
@@ -16,12 +17,15 @@ standard library is used; each request is handled in its own thread.
         client = OpenAIClient(OpenAISettings(model="m", base_url=server.base_url))
 
 ``python -m mirrorcraft.llm.fakeserver --help`` serves one from the command line
-(to try a run against a failing endpoint by hand).
+(to try a run against a failing endpoint by hand); with a command after ``--`` it
+serves only while that command runs (``{url}`` in it becomes the base URL) and exits
+with the command's status.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -31,12 +35,17 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Reply:
-    """A normal completion. ``text=None`` sends null content; ``usage=False`` leaves usage out."""
+    """A normal completion. ``text=None`` sends null content; ``usage=False`` leaves usage out.
+
+    ``tool_calls`` are ``{"name": ..., "arguments": ...}`` objects (arguments as an object, or
+    as the exact text to send); a request that offers ``tools`` gets them as the message's
+    ``tool_calls`` (finish reason ``tool_calls``), any other request gets only the text."""
 
     text: str | None = "ok"
     usage: bool = True
     cached_tokens: int = 0
     model: str | None = None
+    tool_calls: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -202,8 +211,24 @@ def _prompt_chars(request: dict[str, Any]) -> int:
     return sum(len(str(m.get("content", ""))) for m in messages if isinstance(m, dict))
 
 
+def _tool_calls(reply: Reply, request: dict[str, Any]) -> list[dict[str, Any]]:
+    if not reply.tool_calls or not request.get("tools"):
+        return []
+    out = []
+    for i, call in enumerate(reply.tool_calls):
+        arguments = call.get("arguments", {})
+        text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        function = {"name": str(call.get("name", "")), "arguments": text}
+        out.append({"id": f"call_{i}", "type": "function", "function": function})
+    return out
+
+
 def _completion_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
     prompt_chars = _prompt_chars(request)
+    calls = _tool_calls(reply, request)
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    if calls:
+        message["tool_calls"] = calls
     body: dict[str, Any] = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -212,13 +237,14 @@ def _completion_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.text},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": "tool_calls" if calls else "stop",
             }
         ],
     }
     if reply.usage:
-        prompt, completion = prompt_chars // 4, len(reply.text or "") // 4
+        called = sum(len(c["function"]["name"] + c["function"]["arguments"]) for c in calls)
+        prompt, completion = prompt_chars // 4, (len(reply.text or "") + called) // 4
         body["usage"] = {
             "prompt_tokens": prompt,
             "completion_tokens": completion,
@@ -316,6 +342,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="port (default: any free one)")
     parser.add_argument("--reply", default="ok", help="the text of every normal reply")
     parser.add_argument(
+        "--tool-call",
+        action="append",
+        default=None,
+        metavar="JSON",
+        help='answer requests that offer tools with this call, e.g. \'{"name": "explore", '
+        '"arguments": {"target": "log"}}\' (repeat for several calls in one reply)',
+    )
+    parser.add_argument(
         "--fail", type=int, default=None, help="answer every request with this HTTP status"
     )
     parser.add_argument(
@@ -325,8 +359,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drop", action="store_true", help="close every connection unanswered")
     parser.add_argument("--models", default=None, help="comma-separated model names it knows")
     parser.add_argument("--context-window", type=int, default=None, help="tokens it accepts")
+    parser.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        help="after --: run this command ({url} becomes the base URL), then stop serving",
+    )
     args = parser.parse_args(argv)
-    default: Behaviour = Reply(args.reply)
+    calls: list[dict[str, Any]] = []
+    for text in args.tool_call or ():
+        try:
+            call = json.loads(text)
+        except ValueError:
+            parser.error(f"--tool-call is not JSON: {text[:60]}")
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            parser.error('--tool-call needs an object with a "name" and "arguments"')
+        calls.append(call)
+    default: Behaviour = Reply(args.reply, tool_calls=tuple(calls))
     if args.fail is not None:
         default = Fail(args.fail)
     elif args.context_length_error:
@@ -336,9 +384,22 @@ def main(argv: list[str] | None = None) -> int:
     elif args.drop:
         default = Drop()
     models = tuple(m for m in args.models.split(",") if m) if args.models else None
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
     with FakeOpenAIServer(
         default, models=models, context_window=args.context_window, port=args.port
     ) as server:
+        if command:
+            import subprocess
+
+            try:
+                return subprocess.run(
+                    [a.replace("{url}", server.base_url) for a in command]
+                ).returncode
+            except OSError as exc:
+                print(f"cannot run {command[0]}: {exc.strerror or exc}", file=sys.stderr)
+                return 127
         print(server.base_url, flush=True)
         try:
             while True:

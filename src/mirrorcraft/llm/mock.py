@@ -9,6 +9,9 @@
   transport=mock.transport)``. Then the faults go through exactly the retry,
   backoff and concurrency logic a real endpoint would meet.
 
+A policy returns the reply text, or a ``ChatReply`` carrying tool calls (for calls
+that offer function tools; without tools only its text is used).
+
 Call numbers count attempts (a retried call uses several), start at 1 and are
 shared by both ways of use. Token counts are deterministic: a quarter of the
 character count of the prompt and of the reply.
@@ -22,13 +25,23 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from mirrorcraft.llm.base import CallMeta, Completion, LLMUnavailable, Message, Sampling
+from mirrorcraft.llm.base import (
+    CallMeta,
+    ChatReply,
+    Completion,
+    LLMUnavailable,
+    Message,
+    Sampling,
+    ToolCall,
+    Tools,
+)
 from mirrorcraft.llm.transport import ChatRequest, ChatResponse, TransportError, fault_kind
 
 DEFAULT_SAMPLING = Sampling()
 
-Policy = Callable[[Sequence[Message], CallMeta | None], str]
-"""Produces the reply text for a conversation (and the call's meta, when given)."""
+Policy = Callable[[Sequence[Message], CallMeta | None], str | ChatReply]
+"""Produces the reply (text, or text with tool calls) for a conversation (and the call's
+meta, when given)."""
 
 FaultKind = Literal["timeout", "rate_limit", "server_error", "malformed", "empty"]
 FAULT_KINDS: tuple[FaultKind, ...] = ("timeout", "rate_limit", "server_error", "malformed", "empty")
@@ -92,6 +105,10 @@ def _prompt_text(messages: Sequence[Message]) -> str:
     return "".join(m.content for m in messages)
 
 
+def _reply_chars(reply: ChatReply) -> int:
+    return len(reply.text) + sum(len(c.name) + len(c.arguments) for c in reply.tool_calls)
+
+
 class MockLLM:
     """A deterministic stand-in for a chat model (see the module docstring)."""
 
@@ -119,7 +136,9 @@ class MockLLM:
     def __repr__(self) -> str:
         return f"MockLLM(model={self.model!r}, calls={self.calls})"
 
-    async def _attempt(self, messages: Sequence[Message], meta: CallMeta | None) -> str:
+    async def _attempt(
+        self, messages: Sequence[Message], meta: CallMeta | None, tools: Tools | None = None
+    ) -> ChatReply:
         self.calls += 1
         number = self.calls
         fault = self.faults.fault_for(number, self.seed)
@@ -140,10 +159,15 @@ class MockLLM:
                 "server_error", f"mock call {number}: injected server error", status=500
             )
         if fault == "malformed":
-            return self.faults.malformed_text
+            if tools is not None:
+                return ChatReply("", (ToolCall("mine", self.faults.malformed_text, "call_0"),))
+            return ChatReply(self.faults.malformed_text)
         if fault == "empty":
-            return ""
-        return self.policy(messages, meta)
+            return ChatReply("")
+        reply = self.policy(messages, meta)
+        if isinstance(reply, str):
+            return ChatReply(reply)
+        return reply if tools is not None else ChatReply(reply.text)
 
     async def aclose(self) -> None:
         """Nothing to release; present so that every client can be closed the same way."""
@@ -151,13 +175,14 @@ class MockLLM:
     async def transport(self, request: ChatRequest) -> ChatResponse:
         """The mock as a transport for ``OpenAIClient`` (a single attempt)."""
         messages = [Message(m["role"], m["content"]) for m in request.messages]
-        text = await self._attempt(messages, request.meta)
+        reply = await self._attempt(messages, request.meta, request.tools)
         return ChatResponse(
-            text=text,
+            text=reply.text,
             model=self.model,
             prompt_tokens=len(_prompt_text(messages)) // 4,
-            completion_tokens=len(text) // 4,
-            finish_reason="stop",
+            completion_tokens=_reply_chars(reply) // 4,
+            finish_reason="tool_calls" if reply.tool_calls else "stop",
+            tool_calls=reply.tool_calls,
         )
 
     async def complete(
@@ -166,20 +191,22 @@ class MockLLM:
         *,
         sampling: Sampling = DEFAULT_SAMPLING,
         meta: CallMeta | None = None,
+        tools: Tools | None = None,
     ) -> Completion:
         try:
-            text = await self._attempt(messages, meta)
+            reply = await self._attempt(messages, meta, tools)
         except TransportError as exc:
             raise LLMUnavailable(
                 f"model {self.model!r} at mock: {exc.kind} ({exc}); the mock has no retries",
                 kind=fault_kind(exc),
             ) from None
         return Completion(
-            text=text,
+            text=reply.text,
             model=self.model,
             prompt_tokens=len(_prompt_text(messages)) // 4,
-            completion_tokens=len(text) // 4,
+            completion_tokens=_reply_chars(reply) // 4,
             cost_usd=0.0,
             cached=False,
             latency_s=self.latency_s,
+            tool_calls=reply.tool_calls,
         )

@@ -48,6 +48,8 @@ from mirrorcraft.llm.base import (
     LLMUnavailable,
     Message,
     Sampling,
+    ToolCall,
+    Tools,
 )
 from mirrorcraft.llm.prices import PriceTable, load_prices
 from mirrorcraft.llm.transport import (
@@ -206,6 +208,9 @@ class OpenAITransport:
         if request.reasoning_effort is not None:
             kwargs["reasoning_effort"] = request.reasoning_effort
         kwargs[request.max_tokens_field] = request.max_tokens
+        if request.tools is not None:
+            kwargs["tools"] = [dict(t) for t in request.tools.functions]
+            kwargs["tool_choice"] = request.tools.choice
         try:
             raw: Any = await self._sdk().chat.completions.create(
                 model=request.model,
@@ -241,6 +246,7 @@ def _parse_completion(raw: Any) -> ChatResponse:
     content = getattr(message, "content", None)
     if content is not None and not isinstance(content, str):
         raise TransportError("malformed_response", "the message content is not text")
+    calls = _tool_calls(getattr(message, "tool_calls", None))
     usage = getattr(raw, "usage", None)
     prompt = getattr(usage, "prompt_tokens", None)
     completion = getattr(usage, "completion_tokens", None)
@@ -255,7 +261,28 @@ def _parse_completion(raw: Any) -> ChatResponse:
         completion_tokens=completion if isinstance(completion, int) else None,
         cached_prompt_tokens=cached if isinstance(cached, int) else 0,
         finish_reason=getattr(choices[0], "finish_reason", None),
+        tool_calls=calls,
     )
+
+
+def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:
+    """The function calls of a reply message. A call whose name or arguments are not text is
+    kept with what could be read (the agent decides what a malformed call means)."""
+    if not isinstance(raw, list):
+        return ()
+    out: list[ToolCall] = []
+    for call in raw:
+        function = getattr(call, "function", None)
+        name = getattr(function, "name", None)
+        arguments = getattr(function, "arguments", None)
+        out.append(
+            ToolCall(
+                name if isinstance(name, str) else "",
+                arguments if isinstance(arguments, str) else "",
+                str(getattr(call, "id", "") or ""),
+            )
+        )
+    return tuple(out)
 
 
 def estimate_tokens(text: str) -> int:
@@ -313,6 +340,7 @@ class OpenAIClient:
         *,
         sampling: Sampling = DEFAULT_SAMPLING,
         meta: CallMeta | None = None,
+        tools: Tools | None = None,
     ) -> Completion:
         request = ChatRequest(
             model=self.model,
@@ -323,6 +351,7 @@ class OpenAIClient:
             extra_body=self.settings.extra_body,
             reasoning_effort=self.settings.reasoning_effort,
             meta=meta,
+            tools=tools,
         )
         started = self._clock()
         response = await self._send_with_retries(request)
@@ -334,7 +363,9 @@ class OpenAIClient:
         if prompt_tokens is None:
             prompt_tokens = estimate_tokens("".join(m.content for m in messages))
         if completion_tokens is None:
-            completion_tokens = estimate_tokens(response.text)
+            completion_tokens = estimate_tokens(
+                response.text + "".join(c.name + c.arguments for c in response.tool_calls)
+            )
         return Completion(
             text=response.text,
             model=self.model,
@@ -346,6 +377,7 @@ class OpenAIClient:
             cached=False,
             latency_s=latency,
             estimated=estimated,
+            tool_calls=response.tool_calls,
         )
 
     async def context_window(self) -> int | None:

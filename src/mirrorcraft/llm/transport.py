@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mirrorcraft.faults import FaultKind
-from mirrorcraft.llm.base import CallMeta
+from mirrorcraft.llm.base import CallMeta, ToolCall, Tools
 
 FailureKind = Literal[
     "rate_limit",  # HTTP 429
@@ -50,6 +50,8 @@ class ChatRequest:
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     reasoning_effort: str | None = None
     meta: CallMeta | None = None
+    tools: Tools | None = None
+    """Function tools offered (sent as ``tools`` and ``tool_choice``); None: none."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class ChatResponse:
     completion_tokens: int | None = None
     cached_prompt_tokens: int = 0
     finish_reason: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 class TransportError(Exception):

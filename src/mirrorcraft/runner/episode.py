@@ -8,8 +8,10 @@ episode's call budget (``call_budget``). Returns the episode record and the full
 from __future__ import annotations
 
 import asyncio
+import inspect
+import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mirrorcraft import __version__
@@ -41,6 +43,8 @@ class EpisodeSpec:
     seed: int
     spec_hash: str = ""
     call_budget: int | None = None
+    agent_origin: dict[str, str] = field(default_factory=dict)
+    """Where a user agent came from (``agents.plugins.AgentOrigin``); empty for built-ins."""
 
 
 def _memory_stats(agent: Agent) -> dict[str, Any]:
@@ -81,7 +85,14 @@ async def run_episode(
         else SimEpisode(loaded, rules, vanilla, spec.task, seed=spec.seed)
     )
     agent.start(
-        EpisodeContext(spec.task.id, spec.task.title, spec.task.budget, spec.seed, rule_sheet)
+        EpisodeContext(
+            spec.task.id,
+            spec.task.title,
+            spec.task.budget,
+            spec.seed,
+            rule_sheet,
+            rng=random.Random(spec.seed),
+        )
     )
     obs = episode.observe()
     usage = Usage()
@@ -140,7 +151,9 @@ async def run_episode(
         if out.truncated:
             termination = "budget"
             break
-    agent.finish(obs)
+    finished = agent.finish(obs)
+    if inspect.isawaitable(finished):  # agents in another process say goodbye over the network
+        await finished
     ev = episode.evaluator
     record = EpisodeRecord(
         episode_id=spec.episode_id,
@@ -189,5 +202,6 @@ async def run_episode(
         agent_error=agent_error,
         memory=_memory_stats(agent),
         template_hashes=dict(getattr(agent, "template_hashes", {}) or {}),
+        agent_origin={**spec.agent_origin, **dict(getattr(agent, "origin_details", {}) or {})},
     )
     return record, steps

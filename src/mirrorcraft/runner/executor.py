@@ -16,7 +16,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from mirrorcraft.agents.registry import make_agent, needs_model
+from mirrorcraft.agents.registry import make_agent, needs_model, runs_in_event_loop
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
 from mirrorcraft.datapack.suites import find_suite, load_manifest_file, rule_sheet
 from mirrorcraft.evaluator.tasks import get_task
@@ -59,6 +59,18 @@ class Job:
     faults from one endpoint pause dispatch to it (``runner.dispatch``)."""
     timeout_s: float | None = None
     """Wall-clock limit of the episode (None: none)."""
+    agent_origin: dict[str, str] = field(default_factory=dict)
+    """Where a user agent came from (stored in the record; empty for packaged agents)."""
+
+    @property
+    def agent_ref(self) -> str:
+        """The agent to build: a configuration, import path, entry point or URL."""
+        return self.agent_name or self.condition.agent
+
+    @property
+    def in_event_loop(self) -> bool:
+        """Whether the episode waits on the network (run on the event loop, not a worker)."""
+        return runs_in_event_loop(self.agent_ref)
 
 
 def rule_sheet_for(rules: str) -> str | None:
@@ -82,7 +94,9 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
         settings = dict(job.model_config)
         overrides = settings.pop("client", None) or {}
         extra: dict[str, Any] = {}
-        name = job.agent_name or c.agent
+        name = job.agent_ref
+        if name != c.agent:
+            extra["label"] = c.agent
         if needs_model(name):
             extra = {"cache_scope": c.episode_id, "client_settings": overrides}
             if c.call_budget is not None:
@@ -106,6 +120,7 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
             c.seed,
             job.spec_hash,
             c.call_budget,
+            dict(job.agent_origin),
         )
         backend_episode = None
         try:
@@ -186,26 +201,61 @@ def plan_jobs(
             cfg["cache_path"] = cache_path
     chosen = backend or spec.backend
     endpoints = {m.name: endpoint_label(m.name, m.base_url) for m in spec.models}
+    entries = {e.id: e for e in spec.agent_entries}
+    origins = {e.id: agent_origin(e.name, e.options) for e in spec.agent_entries}
     jobs = []
     for c in conditions:
         if c.episode_id in finished:
             continue
-        calls_model = needs_model(c.agent)
+        entry = entries.get(c.agent)
+        ref = entry.name if entry is not None else c.agent
+        waits = runs_in_event_loop(ref)
+        endpoint = endpoints.get(c.model) if needs_model(ref) else None
+        if ref.startswith(("http://", "https://")):
+            endpoint = remote_label(ref)
         jobs.append(
             Job(
                 c,
                 spec.name,
                 spec.hash,
                 models.get(c.model, {}),
+                agent_name=ref if ref != c.agent else None,
+                agent_options=dict(entry.options) if entry is not None and entry.options else None,
                 backend=chosen,
                 backend_options=dict(backend_options or {}),
-                endpoint=endpoints.get(c.model) if calls_model else None,
+                endpoint=endpoint,
                 timeout_s=spec.execution.episode_timeout(
-                    calls_model=calls_model, real_server=chosen == "mineflayer"
+                    calls_model=waits, real_server=chosen == "mineflayer"
                 ),
+                agent_origin=origins.get(c.agent, {}),
             )
         )
     return jobs
+
+
+def agent_origin(name: str, options: dict[str, Any] | None) -> dict[str, str]:
+    """What a record stores of where a user agent came from ({} for packaged agents without
+    options: their provenance is the software version)."""
+    from mirrorcraft.agents.plugins import PluginError, options_hash, origin_of
+    from mirrorcraft.agents.registry import is_builtin
+    from mirrorcraft.runner.spec import runner_options
+
+    hashed = runner_options(dict(options or {}))
+    if is_builtin(name):
+        if not hashed:
+            return {}
+        return {"kind": "builtin", "ref": name, "options_hash": options_hash(hashed)}
+    try:
+        return origin_of(name, hashed).to_json()
+    except PluginError:
+        return {}
+
+
+def remote_label(url: str) -> str:
+    """How a remote agent is named in messages and endpoint pauses (never its credentials)."""
+    from mirrorcraft.redact import redact_url
+
+    return f"agent at {redact_url(url.rstrip('/'))}"
 
 
 def endpoint_label(model: str, base_url: str | None) -> str:

@@ -5,8 +5,10 @@ stored record is compared with what the run would produce now: the spec hash
 (``ExperimentSpec.hash``: everything that changes results; not the ``execution``
 block nor the model client's transport settings), the fingerprint of each rule
 set it names (a suite manifest or datapack edited in place), the vanilla rules
-(another software version) and, on the embedded simulator, each world (a biome
-spec file edited in place). A difference refuses the run with one line, unless
+(another software version), on the embedded simulator each world (a biome
+spec file edited in place), and for a user's own agent where it came from (its
+import path, its package's version, the hash of its options: another version of
+the agent's package installed since). A difference refuses the run with one line, unless
 the user allows it: then the differing episodes of the current spec are run
 again (the old records move to the ``superseded`` table) and the analysis reads
 only episodes of the spec that ran last (``analysis.loading``).
@@ -35,11 +37,13 @@ class Fingerprints:
     vanilla: str
     worlds: dict[str, str] = field(default_factory=dict)
     """World id -> fingerprint (only worlds to compare; empty on real servers)."""
+    agents: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Agent id -> its origin now (``EpisodeRecord.agent_origin``; empty for packaged agents)."""
 
 
 @dataclass
 class Mismatch:
-    what: str  # "spec" | "rules" | "vanilla" | "world"
+    what: str  # "spec" | "rules" | "vanilla" | "world" | "agent"
     name: str
     stored: str
     now: str
@@ -65,7 +69,28 @@ def compare(records: Iterable[EpisodeRecord], now: Fingerprints) -> list[Mismatc
             add("vanilla", "vanilla", r.vanilla_fingerprint, now.vanilla, r.episode_id)
         elif (world := now.worlds.get(r.world)) and r.world_fingerprint != world:
             add("world", r.world, r.world_fingerprint, world, r.episode_id)
+        elif (changed := agent_change(r.agent_origin, now.agents.get(r.agent))) is not None:
+            add("agent", r.agent, changed[0], changed[1], r.episode_id)
     return list(found.values())
+
+
+ORIGIN_KEYS = ("ref", "version", "options_hash")
+
+
+def agent_change(stored: dict[str, str], now: dict[str, str] | None) -> tuple[str, str] | None:
+    """(stored, now) descriptions when a user agent's import path, version or options differ
+    (None when they agree, or when either side records no origin). A remote agent's version
+    is only known once it answers, so only its URL and options are compared."""
+    if not stored or now is None or not now:
+        return None
+    keys = ORIGIN_KEYS if now.get("kind") != "remote" else ("ref", "options_hash")
+    if all(stored.get(k, "") == now.get(k, "") for k in keys):
+        return None
+
+    def describe(o: dict[str, str]) -> str:
+        return " ".join(f"{k} {o[k]}" for k in keys if o.get(k)) or "nothing recorded"
+
+    return describe(stored), describe(now)
 
 
 def explain(m: Mismatch, folder: Path) -> str:
@@ -83,6 +108,11 @@ def explain(m: Mismatch, folder: Path) -> str:
         return (
             f"rule set {m.name!r} changed since its {n} stored episode(s) ran (fingerprint "
             f"{m.stored}, now {m.now}): restore it, {ways} {rerun}"
+        )
+    if m.what == "agent":
+        return (
+            f"agent {m.name!r} changed since its {n} stored episode(s) ran (then: {m.stored}; "
+            f"now: {m.now}): install the version that ran, {ways} {rerun}"
         )
     if m.what == "vanilla":
         return (

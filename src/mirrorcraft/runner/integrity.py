@@ -2,7 +2,8 @@
 
 Runs episodes in every rule set and scans everything an agent can receive (the
 episode context, every observation in JSON and text form, action results, the
-skill listing) for suite ids and names, twin ids, datapack and resource paths,
+skill listing, the function tools offered to models, and every message the remote
+agent protocol sends: reset, each act with its observation block, close) for suite ids and names, twin ids, datapack and resource paths,
 rule-set fingerprints, the rule-sheet sentences, and recipe or loot-table content.
 A suite that is not packaged (one being designed) is scanned by passing its
 ``Manifest``; its name, id, sheet and fingerprint join the forbidden tokens.
@@ -15,12 +16,16 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from mirrorcraft.agents.base import EpisodeContext
+from mirrorcraft.agents.llm.tools import skill_tools
 from mirrorcraft.agents.reference import AdaptivePlannerAgent
+from mirrorcraft.agents.remote.agent import RemoteAgent
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
 from mirrorcraft.backends.sim import SimEpisode
 from mirrorcraft.body.actions import skill_listing
+from mirrorcraft.body.observation import Observation
 from mirrorcraft.datapack.manifest import Manifest
 from mirrorcraft.datapack.suites import compiled, list_suites
 from mirrorcraft.evaluator.tasks import get_task
@@ -93,20 +98,45 @@ def scan_episode(
             leaks.append(Leak(rules_name, task_id, where, token, excerpt))
 
     ctx = EpisodeContext(task.id, task.title, task.budget, seed)
-    check("context", json.dumps(ctx.__dict__))
+    check(
+        "context", json.dumps({k: v for k, v in ctx.__dict__.items() if k not in ("rng", "client")})
+    )
     check("skills", skill_listing())
-    episode = SimEpisode(loaded, rules, vanilla_rules(), task, seed=seed)
-    agent = AdaptivePlannerAgent(vanilla_rules())
+    check("tools", json.dumps(skill_tools(), sort_keys=True))
+    vanilla = vanilla_rules()
+    episode = SimEpisode(loaded, rules, vanilla, task, seed=seed)
+    planner = AdaptivePlannerAgent(vanilla)
+    planner.start(ctx)
+    seen: list[Observation] = []
+
+    async def remote(path: str, message: dict[str, Any]) -> Any:
+        """The remote protocol's transport: every message is scanned; the planner answers."""
+        check(f"remote {path[1:]} {message.get('step', '')}".strip(), json.dumps(message))
+        if path != "/act":
+            return {}
+        decision = await planner.act(seen[-1])
+        return {"action": None if decision is None else decision.action}
+
+    # The episode is played through the remote protocol, so its messages are what is scanned.
+    agent = RemoteAgent("integrity", "http://integrity.invalid", vanilla, transport=remote)
     agent.start(ctx)
-    obs = episode.observe()
-    while not episode.done:
-        check(f"observation {obs.step}", json.dumps(obs.to_json(), sort_keys=True))
-        check(f"observation text {obs.step}", obs.render_text())
-        decision = asyncio.run(agent.act(obs))
-        if decision is None:
-            break
-        out = episode.step(decision.action)
-        check(f"result {out.observation.step}", json.dumps(out.result.to_json(), sort_keys=True))
-        obs = out.observation
+
+    async def play() -> Observation:
+        obs = episode.observe()
+        while not episode.done:
+            check(f"observation {obs.step}", json.dumps(obs.to_json(), sort_keys=True))
+            check(f"observation text {obs.step}", obs.render_text())
+            seen.append(obs)
+            decision = await agent.act(obs)
+            if decision is None:
+                break
+            out = episode.step(decision.action)
+            result = json.dumps(out.result.to_json(), sort_keys=True)
+            check(f"result {out.observation.step}", result)
+            obs = out.observation
+        await agent.finish(obs)
+        return obs
+
+    obs = asyncio.run(play())
     check(f"observation {obs.step}", json.dumps(obs.to_json(), sort_keys=True))
     return leaks

@@ -79,6 +79,10 @@ class EpisodeRecord:
     """When termination is agent_error: what went wrong inside the agent."""
     call_budget: int | None = None
     """The cap on model calls per episode the spec set (None: no cap)."""
+    agent_origin: dict[str, str] = field(default_factory=dict)
+    """Where a user agent came from: ``kind`` (import, entry_point, remote), ``ref`` (import
+    path or URL), ``package``, ``version``, ``entry_point``, ``options_hash``. Empty for the
+    packaged agents (their provenance is ``software_version``)."""
     memory: dict[str, Any] = field(default_factory=dict)
     """MineEvolve and the baselines: the episode's figures (calls by purpose, memory calls,
     plans, retrieval, store size by kind); in accumulation runs also phase, variant,

@@ -1,8 +1,8 @@
 """Experiment specs (YAML, validated, unknown keys rejected) and their expansion into episodes.
 
 An episode's id is derived from its condition (world, rules, task, agent, model,
-disclosure, budget) and repetition, so reruns and resumes address the same
-episode. Its seed is derived from the condition *without* the rules, so a
+disclosure, budget, and the agent's options when it has any) and repetition, so
+reruns and resumes address the same episode. Its seed is derived from the condition *without* the rules, so a
 Vanilla episode and its Mirror twins share world, task, agent, model, budget and
 seed.
 """
@@ -84,6 +84,34 @@ DEFAULT_LLM_EPISODE_TIMEOUT_S = 14_400.0
 """... of an agent that calls a model (hundreds of calls, each with its own retries)."""
 
 
+AGENT_LABEL = r"^[A-Za-z0-9][A-Za-z0-9_.:@/\[\]+-]{0,99}$"
+
+
+class AgentEntry(BaseModel):
+    """An agent with options: ``{name: "mypkg.agents:MyAgent", options: {...}, label: ...}``.
+
+    ``name`` is a packaged configuration, an import path, an installed entry point or an
+    ``http://`` URL; ``options`` are checked by the agent and are part of the condition (a
+    hash of them enters the episode id); ``label`` is the id the records and tables use
+    (default: the name), needed when one agent runs with several sets of options."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=500)
+    options: dict[str, Any] = Field(default_factory=dict)
+    label: str | None = Field(None, pattern=AGENT_LABEL)
+
+    @property
+    def id(self) -> str:
+        return self.label or self.name
+
+
+def runner_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Agent options without the ``client`` block (how a remote agent is reached, never what
+    it is shown): the part that is hashed into the condition."""
+    return {k: v for k, v in options.items() if k != "client"}
+
+
 class ExecutionSpec(BaseModel):
     """How a run treats failures and runaway episodes. Never part of the spec hash: it
     changes how episodes are run, not what they measure."""
@@ -136,6 +164,9 @@ def identity_json(model: BaseModel, leave_out: Iterable[str] = ()) -> str:
     for m in doc.get("models") or []:
         if isinstance(m, dict) and isinstance(m.get("client"), dict):
             m["client"] = {k: v for k, v in m["client"].items() if k not in TRANSPORT_SETTINGS}
+    for a in doc.get("agents") or []:
+        if isinstance(a, dict) and isinstance(a.get("options"), dict):
+            a["options"] = runner_options(a["options"])
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -157,7 +188,8 @@ class ExperimentSpec(BaseModel):
         min_length=1,
         description="task ids or selectors (techtree, progression, group:<name>); stored expanded",
     )
-    agents: tuple[str, ...] = Field(min_length=1)
+    agents: tuple[str | AgentEntry, ...] = Field(min_length=1)
+    """Agent names, or entries with options (``AgentEntry``)."""
     models: tuple[ModelSpec, ...] = (ModelSpec(name="none"),)
     disclosure: tuple[Literal["hidden", "disclosed"], ...] = ("hidden",)
     disclosed_agents: tuple[str, ...] = ("react",)
@@ -198,6 +230,23 @@ class ExperimentSpec(BaseModel):
         if not isinstance(raw, dict):
             return raw  # the type check words the error
         return expand_budgets(raw, info.data.get("tasks"))
+
+    @model_validator(mode="after")
+    def _agent_ids_unique(self) -> ExperimentSpec:
+        ids = [e.id for e in self.agent_entries]
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:
+            raise ValueError(f"agent {twice[0]!r} is listed twice; give each entry its own label")
+        return self
+
+    @property
+    def agent_entries(self) -> tuple[AgentEntry, ...]:
+        return tuple(AgentEntry(name=a) if isinstance(a, str) else a for a in self.agents)
+
+    @property
+    def agent_ids(self) -> tuple[str, ...]:
+        """The agents as records and tables name them (labels where given)."""
+        return tuple(e.id for e in self.agent_entries)
 
     @model_validator(mode="after")
     def _mirror_worlds_are_worlds(self) -> ExperimentSpec:
@@ -245,6 +294,8 @@ class EpisodeCondition:
     repetition: int
     seed: int
     call_budget: int | None = None
+    options_hash: str = ""
+    """A hash of the agent's options (``agents.plugins.options_hash``); empty without options."""
 
     @property
     def episode_id(self) -> str:
@@ -261,6 +312,8 @@ class EpisodeCondition:
         ]
         if self.call_budget is not None:
             parts.append({"call_budget": self.call_budget})
+        if self.options_hash:
+            parts.append({"options": self.options_hash})
         key = json.dumps(parts)
         return hashlib.sha256(key.encode()).hexdigest()[:20]
 
@@ -274,11 +327,15 @@ def episode_seed(
 
 def expand(spec: ExperimentSpec) -> list[EpisodeCondition]:
     """Every episode of the experiment, in a fixed order (pairs adjacent)."""
+    from mirrorcraft.agents.plugins import options_hash
+
     out = []
     for world in spec.worlds:
         for task in spec.tasks:
             budget = spec.budget_for(task)
-            for agent in spec.agents:
+            for entry in spec.agent_entries:
+                agent = entry.id
+                opts = options_hash(runner_options(entry.options))
                 for model in spec.models:
                     for rep in range(spec.repetitions):
                         seed = episode_seed(spec.seed, world, task, agent, model.name, budget, rep)
@@ -301,7 +358,8 @@ def expand(spec: ExperimentSpec) -> list[EpisodeCondition]:
                                         budget,
                                         rep,
                                         seed,
-                                        spec.call_budget if needs_model(agent) else None,
+                                        spec.call_budget if needs_model(entry.name) else None,
+                                        opts,
                                     )
                                 )
     return out

@@ -20,7 +20,7 @@ from mirrorcraft.agents.llm.replies import action_from, first_json_object, previ
 from mirrorcraft.agents.llm.templates import TemplateFile, load_template
 from mirrorcraft.body.actions import skill_listing
 from mirrorcraft.body.observation import Observation
-from mirrorcraft.llm.base import CallMeta, LLMClient, Message, Sampling
+from mirrorcraft.llm.base import CallMeta, Completion, LLMClient, Message, Sampling
 from mirrorcraft.llm.budget import BudgetedClient, CallBudgetExhausted
 from mirrorcraft.rules.ruleset import RuleSet
 
@@ -165,6 +165,11 @@ class LLMAgent:
         completion = await self.client.complete(
             [Message("system", system), Message("user", user)], sampling=self.sampling, meta=meta
         )
+        self.count(completion)
+        return Reply(first_json_object(completion.text), completion.text)
+
+    def count(self, completion: Completion) -> None:
+        """Add one call's tokens and cost to the usage of the current step."""
         self._usage.add(
             Usage(
                 1,
@@ -175,7 +180,6 @@ class LLMAgent:
                 estimated_calls=int(completion.estimated),
             )
         )
-        return Reply(first_json_object(completion.text), completion.text)
 
     async def ask_action(
         self,

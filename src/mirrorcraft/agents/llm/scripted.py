@@ -20,7 +20,7 @@ from mirrorcraft.agents.mock_policy import (
     success_for,
 )
 from mirrorcraft.body.observation import Observation
-from mirrorcraft.llm.base import CallMeta
+from mirrorcraft.llm.base import CallMeta, ChatReply, ToolCall
 
 __all__ = ["PlannerPolicy"]
 
@@ -40,6 +40,15 @@ def _reflection(
             "expiry_condition": "the next milestone is reached",
         }
     )
+
+
+@contract("tool_action")
+def _tool_action(
+    policy: PlannerPolicy, obs: Observation, action: dict[str, Any], meta: CallMeta
+) -> ChatReply:
+    """The ``tools`` configuration: the planner's action as one function call."""
+    arguments = json.dumps(action.get("args", {}), sort_keys=True)
+    return ChatReply("following the plan", (ToolCall(str(action["skill"]), arguments, "call_0"),))
 
 
 # -- Voyager, XENON and ADAM ---------------------------------------------------------------------

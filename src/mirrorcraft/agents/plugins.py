@@ -1,0 +1,374 @@
+"""Users' own agents: named by import path, by an installed entry point, or by a URL.
+
+An agent name that is not a packaged configuration is read as
+
+* an import path, ``package.module:ClassName`` (the module must be importable: installed,
+  or on ``PYTHONPATH``);
+* an entry point of the ``mirrorcraft.agents`` group that an installed package declares
+  (``[project.entry-points."mirrorcraft.agents"] greedy = "my_agent.greedy:GreedyAgent"``);
+* an ``http://`` or ``https://`` URL: an agent in another process speaking the remote
+  protocol (``agents/remote``, ``docs/remote_agent.md``).
+
+A Python agent class follows the Agent protocol of ``agents/base.py`` (documented for
+users in ``docs/agent_api.md``). It is wrapped in ``PluginAgent``, which hands it the
+seeded RNG and, when the class sets ``uses_model = True``, the episode's model client
+(metered, so every call it makes is counted in the record's tokens and cost), and which
+accepts a plain action dict from ``act``. Options from the spec are checked by the
+class's ``validate_options`` before anything runs; their hash is part of the episode id.
+Each episode record stores where the agent came from (``AgentOrigin``: import path,
+package and version, options hash) and a resume refuses when that changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import json
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
+from importlib import metadata
+from typing import Any
+
+from mirrorcraft.agents.base import Decision, EpisodeContext, Usage
+from mirrorcraft.body.observation import Observation
+from mirrorcraft.llm.base import CallMeta, Completion, LLMClient, Message, Sampling, Tools
+from mirrorcraft.llm.budget import CallBudgetExhausted
+
+ENTRY_POINT_GROUP = "mirrorcraft.agents"
+DEFAULT_SAMPLING = Sampling()
+_IMPORT_PATH = re.compile(
+    r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
+)
+
+
+class PluginError(Exception):
+    """A user agent cannot be found, imported, or given its options; one line for people."""
+
+
+@dataclass(frozen=True)
+class AgentOrigin:
+    """Where an agent came from, as episode records store it (``agent_origin``)."""
+
+    kind: str
+    """``import`` (an import path), ``entry_point``, ``remote`` (a URL) or ``builtin``."""
+    ref: str
+    """The import path ``module:Class``, the URL (credentials masked), or the built-in name."""
+    package: str = ""
+    """The distribution that provides the module (or its top-level module when not installed)."""
+    version: str = ""
+    """The distribution's version, or the module's ``__version__``; empty when neither exists."""
+    entry_point: str = ""
+    options_hash: str = ""
+    """A hash of the options given in the spec (empty without options)."""
+
+    def to_json(self) -> dict[str, str]:
+        return {k: v for k, v in asdict(self).items() if v}
+
+    def describe(self) -> str:
+        who = f"{self.package} {self.version}".strip() or "no package"
+        opts = f", options {self.options_hash}" if self.options_hash else ""
+        return f"{self.ref} ({who}{opts})"
+
+
+def is_remote(name: str) -> bool:
+    return name.startswith(("http://", "https://"))
+
+
+def is_import_path(name: str) -> bool:
+    return bool(_IMPORT_PATH.match(name))
+
+
+@lru_cache(maxsize=1)
+def entry_points() -> dict[str, metadata.EntryPoint]:
+    """Installed agents: entry point name -> entry point (the first one wins on a clash)."""
+    found: dict[str, metadata.EntryPoint] = {}
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep)
+    return found
+
+
+def options_hash(options: Mapping[str, Any] | None) -> str:
+    """A short hash of options as the spec gives them ("" for none)."""
+    if not options:
+        return ""
+    text = json.dumps(dict(options), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _package_of(module: str, dist: metadata.Distribution | None = None) -> tuple[str, str]:
+    """(distribution name, version) providing ``module``; a module on the path but not
+    installed gives its top-level name and its ``__version__`` (or "")."""
+    top = module.split(".")[0]
+    if dist is None:
+        names = metadata.packages_distributions().get(top) or []
+        if names:
+            try:
+                dist = metadata.distribution(names[0])
+            except metadata.PackageNotFoundError:
+                dist = None
+    if dist is not None:
+        return str(dist.metadata["Name"]), str(dist.version)
+    loaded = sys.modules.get(top)
+    version = getattr(loaded, "__version__", "") if loaded is not None else ""
+    return top, version if isinstance(version, str) else ""
+
+
+def _import(path: str) -> Any:
+    module_name, _, attr = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise PluginError(
+            f"agent {path!r}: cannot import module {module_name!r} ({exc}); install its package "
+            "or add its folder to PYTHONPATH"
+        ) from None
+    except Exception as exc:  # the user's module failed while importing
+        raise PluginError(
+            f"agent {path!r}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise PluginError(f"agent {path!r}: module {module_name!r} has no {attr!r}") from None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    origin: AgentOrigin
+    cls: Any
+    """The agent class (None for a remote agent)."""
+
+
+@lru_cache(maxsize=64)
+def resolve(name: str) -> Resolved:
+    """The class and origin of a user agent named by import path, entry point or URL."""
+    if is_remote(name):
+        from mirrorcraft.redact import redact_url
+
+        return Resolved(AgentOrigin("remote", redact_url(name)), None)
+    if is_import_path(name):
+        cls = _import(name)
+        package, version = _package_of(name.partition(":")[0])
+        return Resolved(AgentOrigin("import", name, package, version), _checked(name, cls))
+    ep = entry_points().get(name)
+    if ep is None:
+        raise PluginError(f"unknown agent {name!r}")
+    cls = _import(ep.value) if is_import_path(ep.value) else _load_entry_point(ep)
+    package, version = _package_of(ep.value.partition(":")[0], ep.dist)
+    origin = AgentOrigin("entry_point", ep.value, package, version, entry_point=ep.name)
+    return Resolved(origin, _checked(name, cls))
+
+
+def _load_entry_point(ep: metadata.EntryPoint) -> Any:
+    try:
+        return ep.load()
+    except Exception as exc:
+        raise PluginError(
+            f"agent {ep.name!r}: its entry point {ep.value!r} failed to load: {exc}"
+        ) from None
+
+
+def _checked(name: str, cls: Any) -> Any:
+    if not inspect.isclass(cls):
+        raise PluginError(f"agent {name!r}: {cls!r} is not a class")
+    missing = [m for m in ("start", "act") if not callable(getattr(cls, m, None))]
+    if missing:
+        raise PluginError(
+            f"agent {name!r}: {cls.__name__} lacks {' and '.join(missing)} (see docs/agent_api.md)"
+        )
+    return cls
+
+
+def is_plugin(name: str) -> bool:
+    """Whether ``name`` names a user agent that can be found (never raises)."""
+    try:
+        resolve(name)
+    except PluginError:
+        return False
+    return True
+
+
+def uses_model(name: str) -> bool:
+    """Whether a user agent asks for the episode's model client (``uses_model = True``)."""
+    try:
+        cls = resolve(name).cls
+    except PluginError:
+        return False
+    return bool(getattr(cls, "uses_model", False))
+
+
+def runs_in_event_loop(name: str) -> bool:
+    """Agents that wait on the network run many episodes at once on one event loop: remote
+    agents, agents with a model, and classes that set ``run_in_event_loop = True``."""
+    if is_remote(name):
+        return True
+    try:
+        cls = resolve(name).cls
+    except PluginError:
+        return False
+    return bool(getattr(cls, "uses_model", False) or getattr(cls, "run_in_event_loop", False))
+
+
+def check_options(name: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The options after the agent's own ``validate_options`` (a ``PluginError`` when refused)."""
+    given = dict(options or {})
+    if is_remote(name):
+        from mirrorcraft.agents.remote.agent import remote_options
+
+        try:
+            return remote_options(given)
+        except ValueError as exc:
+            raise PluginError(f"agent {name!r}: invalid options: {exc}") from None
+    cls = resolve(name).cls
+    check = getattr(cls, "validate_options", None)
+    if check is None:
+        if given:
+            raise PluginError(
+                f"agent {name!r} takes no options ({cls.__name__} defines no validate_options)"
+            )
+        return {}
+    try:
+        checked = check(given)
+    except Exception as exc:  # the agent's own words for what is wrong
+        raise PluginError(f"agent {name!r}: invalid options: {exc}") from None
+    if not isinstance(checked, Mapping):
+        raise PluginError(f"agent {name!r}: validate_options must return a mapping")
+    return dict(checked)
+
+
+def origin_of(name: str, options: Mapping[str, Any] | None = None) -> AgentOrigin:
+    """The origin a record stores for a user agent (with the hash of its spec options)."""
+    return replace(resolve(name).origin, options_hash=options_hash(options))
+
+
+class MeteredClient:
+    """The episode's model client as a user agent receives it: it counts every call (tokens,
+    cost, cache hits) so the record includes them, and remembers an exhausted call budget
+    even if the agent swallows the exception."""
+
+    def __init__(self, inner: LLMClient) -> None:
+        self.inner = inner
+        self.usage = Usage()
+        self.exhausted: CallBudgetExhausted | None = None
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        sampling: Sampling = DEFAULT_SAMPLING,
+        meta: CallMeta | None = None,
+        tools: Tools | None = None,
+    ) -> Completion:
+        try:
+            if tools is None:
+                done = await self.inner.complete(messages, sampling=sampling, meta=meta)
+            else:
+                done = await self.inner.complete(
+                    messages, sampling=sampling, meta=meta, tools=tools
+                )
+        except CallBudgetExhausted as exc:
+            self.exhausted = exc
+            raise
+        self.usage.add(
+            Usage(
+                1,
+                done.prompt_tokens,
+                done.completion_tokens,
+                done.cost_usd,
+                cached_calls=int(done.cached),
+                estimated_calls=int(done.estimated),
+            )
+        )
+        return done
+
+    def take(self) -> Usage:
+        usage, self.usage = self.usage, Usage()
+        return usage
+
+    def reset(self) -> None:
+        self.usage, self.exhausted = Usage(), None
+        reset = getattr(self.inner, "reset", None)
+        if callable(reset):
+            reset()
+
+    async def aclose(self) -> None:
+        closer = getattr(self.inner, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+class PluginAgent:
+    """A user's agent object behind the runner's Agent protocol (see the module docstring)."""
+
+    def __init__(self, name: str, inner: Any, client: LLMClient | None = None) -> None:
+        self.name = name
+        self.inner = inner
+        self.cross_episode_memory = bool(getattr(inner, "cross_episode_memory", False))
+        self.client = MeteredClient(client) if client is not None else None
+        self.unreported_usage = Usage()
+
+    def start(self, ctx: EpisodeContext) -> None:
+        if self.client is not None:
+            self.client.reset()
+            ctx = replace(ctx, client=self.client)
+        self.unreported_usage = Usage()
+        self.inner.start(ctx)
+
+    async def act(self, obs: Observation) -> Decision | None:
+        result = self.inner.act(obs)
+        if inspect.isawaitable(result):
+            result = await result
+        used = self.client.take() if self.client is not None else Usage()
+        if self.client is not None and self.client.exhausted is not None:
+            self.unreported_usage = used
+            raise self.client.exhausted
+        if result is None:
+            self.unreported_usage = used
+            return None
+        decision = result if isinstance(result, Decision) else Decision(result)
+        if used.calls:
+            total = Usage()
+            total.add(decision.usage)
+            total.add(used)
+            decision = replace(decision, usage=total)
+        return decision
+
+    def finish(self, obs: Observation) -> None:
+        finish = getattr(self.inner, "finish", None)
+        if callable(finish):
+            finish(obs)
+
+    @property
+    def template_hashes(self) -> dict[str, str]:
+        hashes = getattr(self.inner, "template_hashes", None)
+        return dict(hashes) if isinstance(hashes, Mapping) else {}
+
+    def memory_stats(self) -> dict[str, Any]:
+        stats = getattr(self.inner, "memory_stats", None)
+        return dict(stats()) if callable(stats) else {}
+
+
+def build_plugin(
+    name: str,
+    agent_id: str,
+    options: Mapping[str, Any] | None,
+    client: LLMClient | None = None,
+) -> PluginAgent:
+    """A fresh instance of the user agent ``name`` (import path or entry point)."""
+    cls = resolve(name).cls
+    checked = check_options(name, options)
+    try:
+        inner = cls(options=checked) if hasattr(cls, "validate_options") else cls()
+    except Exception as exc:
+        raise PluginError(
+            f"agent {name!r}: creating {cls.__name__} failed: {type(exc).__name__}: {exc}"
+        ) from None
+    return PluginAgent(agent_id, inner, client if uses_model(name) else None)

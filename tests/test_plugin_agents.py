@@ -1,0 +1,354 @@
+"""Users' own Python agents: the example package through run, analyze and report; entry point
+discovery; options checked by the agent and part of the episode id; recorded origins and the
+resume guard; model calls counted; the adapter's contract."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mirrorcraft.agents import plugins
+from mirrorcraft.agents.base import Decision
+from mirrorcraft.agents.registry import make_agent, needs_model, runs_in_event_loop
+from mirrorcraft.analysis.validate import Declared, agent_problem
+from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
+from mirrorcraft.evaluator.tasks import get_task
+from mirrorcraft.runner.episode import EpisodeSpec, run_episode
+from mirrorcraft.runner.records import EpisodeRecord
+from mirrorcraft.runner.spec import expand, parse_spec
+from mirrorcraft.world.registry import load_world
+from tests.runcli import ok_records, write_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "my_agent"
+GREEDY = "my_agent.greedy:GreedyAgent"
+
+
+def spec_doc(name: str = "plugin", **changes: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "schema_version": 1,
+        "name": name,
+        "worlds": ["plains-1"],
+        "rules": ["vanilla", "M01", "M04"],
+        "tasks": ["diamond"],
+        "agents": [GREEDY],
+        "budget": 20,
+    }
+    doc.update(changes)
+    return doc
+
+
+def mc(*args: str, path: list[Path] | None = None, timeout: float = 300) -> Any:
+    """``mirrorcraft ARGS`` in a subprocess with ``path`` on PYTHONPATH."""
+    env = {**os.environ}
+    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in (path or [EXAMPLE]))
+    return subprocess.run(
+        [sys.executable, "-m", "mirrorcraft.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
+def test_the_example_package_runs_is_analysed_and_reported(tmp_path: Path) -> None:
+    agents = [
+        GREEDY,
+        {"name": GREEDY, "label": "greedy-iron", "options": {"logs": 4, "explore": ["iron_ore"]}},
+    ]
+    spec = write_spec(tmp_path / "spec.yaml", spec_doc(agents=agents))
+    out = tmp_path / "out"
+    done = mc("run", str(spec), "--out", str(out), "--workers", "2")
+    assert done.returncode == 0, done.stderr
+    assert "greedy-iron" in done.stdout and (out / "report" / "index.html").is_file()
+    records = ok_records(out / "results.sqlite")
+    assert len(records) == 6
+    plain = [r for r in records.values() if r["agent"] == GREEDY]
+    labelled = [r for r in records.values() if r["agent"] == "greedy-iron"]
+    assert len(plain) == len(labelled) == 3
+    for r in plain:
+        assert r["agent_origin"] == {
+            "kind": "import",
+            "ref": GREEDY,
+            "package": "my_agent",
+            "version": "0.1.0",
+        }
+    assert {r["agent_origin"]["options_hash"] for r in labelled} == {
+        plugins.options_hash({"logs": 4, "explore": ["iron_ore"]})
+    }
+    assert len({r["seed"] for r in plain}) == 1  # the Vanilla episode and its twins share it
+    vanilla = next(r for r in plain if r["rules"] == "vanilla")
+    assert vanilla["score"] == 25 and vanilla["termination"] == "budget"
+
+    db = out / "results.sqlite"
+    analysed = mc("analyze", str(db), "--json")
+    assert analysed.returncode == 0, analysed.stderr
+    assert {GREEDY, "greedy-iron"} <= set(analysed.stdout.split('"')), analysed.stdout[:500]
+    reported = mc("report", str(db), "--out", str(tmp_path / "report"))
+    assert reported.returncode == 0 and (tmp_path / "report" / "index.html").is_file()
+    # An export has no stored spec: the recorded origins are what vouch for the agents.
+    jsonl = tmp_path / "episodes.jsonl"
+    assert mc("export", str(db), "--out", str(jsonl)).returncode == 0
+    again = mc("analyze", str(jsonl))
+    assert again.returncode == 0 and "greedy-iron" in again.stdout, again.stderr
+
+
+def test_an_agent_id_with_a_colon_needs_a_recorded_origin() -> None:
+    record = EpisodeRecord.from_json(
+        {
+            **{k: "" for k in ("episode_id", "experiment", "world", "biome", "rules", "model")},
+            "task": "diamond",
+            "agent": GREEDY,
+            "disclosure": "hidden",
+            "budget": 1,
+            "repetition": 0,
+            "seed": 0,
+            "score": 0,
+            "success": False,
+            "milestones": {},
+            "termination": "budget",
+            "actions_used": 0,
+            "score_trace": [],
+            "signatures": [],
+        }
+    )
+    assert "not a known configuration" in (agent_problem(GREEDY, Declared(), record) or "")
+    record.agent_origin = {"kind": "import", "ref": GREEDY}
+    assert agent_problem(GREEDY, Declared(), record) is None
+    record.agent_origin = {"kind": "builtin", "ref": "no-such-agent"}
+    assert agent_problem("x", Declared(), record) is not None
+
+
+def _dist_info(folder: Path, version: str = "0.1.0") -> Path:
+    """An installed-looking distribution declaring the example's entry point."""
+    info = folder / f"mirrorcraft_my_agent-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: mirrorcraft-my-agent\nVersion: {version}\n"
+    )
+    (info / "entry_points.txt").write_text(f"[mirrorcraft.agents]\ngreedy = {GREEDY}\n")
+    (info / "top_level.txt").write_text("my_agent\n")
+    return info
+
+
+def test_an_installed_entry_point_is_listed_and_runs(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    _dist_info(site)
+    path = [site, EXAMPLE]
+    listed = mc("agents", "list", "--json", path=path)
+    assert listed.returncode == 0, listed.stderr
+    rows = {r["name"]: r for r in json.loads(listed.stdout)}
+    assert rows["greedy"]["kind"] == "entry point"
+    assert rows["greedy"]["origin"] == f"{GREEDY} (mirrorcraft-my-agent 0.1.0)"
+    assert rows["react"]["origin"].startswith("built-in") and "tools" in rows
+    text = mc("agents", "list", path=path)
+    assert "greedy" in text.stdout and "entry point" in text.stdout
+
+    spec = write_spec(tmp_path / "spec.yaml", spec_doc(rules=["vanilla", "M04"], budget=5))
+    done = mc("run", str(spec), "--out", str(tmp_path / "out"), "--agent", "greedy", path=path)
+    assert done.returncode == 0, done.stderr
+    records = ok_records(tmp_path / "out" / "results.sqlite")
+    assert {r["agent"] for r in records.values()} == {"greedy"}
+    assert all(
+        r["agent_origin"]
+        == {
+            "kind": "entry_point",
+            "ref": GREEDY,
+            "entry_point": "greedy",
+            "package": "mirrorcraft-my-agent",
+            "version": "0.1.0",
+        }
+        for r in records.values()
+    )
+
+
+def test_a_newer_version_of_the_agent_refuses_to_resume(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(EXAMPLE / "my_agent", site / "my_agent")
+    spec = write_spec(tmp_path / "spec.yaml", spec_doc(rules=["vanilla", "M04"], budget=3))
+    out = tmp_path / "out"
+    first = mc("run", str(spec), "--out", str(out), "--no-report", path=[site])
+    assert first.returncode == 0, first.stderr
+    init = site / "my_agent" / "__init__.py"
+    init.write_text(init.read_text().replace('"0.1.0"', '"0.2.0"'))
+    refused = mc("run", str(spec), "--out", str(out), "--no-report", path=[site])
+    assert refused.returncode == 2
+    assert "changed since its 2 stored episode(s) ran" in refused.stderr
+    assert "version 0.1.0" in refused.stderr and "version 0.2.0" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    allowed = mc(
+        "run", str(spec), "--out", str(out), "--no-report", "--allow-changed-spec", path=[site]
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    versions = {r["agent_origin"]["version"] for r in ok_records(out / "results.sqlite").values()}
+    assert versions == {"0.2.0"}
+
+
+@pytest.mark.parametrize(
+    ("agents", "message"),
+    [
+        ([{"name": GREEDY, "options": {"logs": 99}}], "logs must be a whole number"),
+        ([{"name": GREEDY, "options": {"depth": 1}}], "unknown option 'depth'"),
+        ([{"name": "nosuch.module:Agent"}], "cannot import module 'nosuch.module'"),
+        ([{"name": "my_agent.greedy:Nope"}], "has no 'Nope'"),
+        ([{"name": "my_agent.greedy:skill"}], "is not a class"),
+        (["no-such-agent"], "unknown agent 'no-such-agent'"),
+        ([{"name": "react", "options": {"tool_choice": "required"}}], "takes no options"),
+        ([{"name": "tools", "options": {"tool_choice": "any"}}], "invalid options"),
+        ([GREEDY, GREEDY], "listed twice; give each entry its own label"),
+    ],
+)
+def test_bad_agents_and_options_are_one_line_errors(
+    tmp_path: Path, agents: list[Any], message: str
+) -> None:
+    spec = write_spec(tmp_path / "spec.yaml", spec_doc(agents=agents))
+    done = mc("run", str(spec), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "out" / "results.sqlite").exists()
+
+
+def test_options_enter_the_episode_id_and_keep_the_pairing() -> None:
+    def ids(options: dict[str, Any]) -> list[tuple[str, str, int]]:
+        entry: dict[str, Any] = {"name": "vanilla-planner", "label": "p"}
+        if options:
+            entry["options"] = options
+        spec = parse_spec(spec_doc(agents=[entry]), "t")
+        return [(c.rules, c.episode_id, c.seed) for c in expand(spec)]
+
+    none, some, other = ids({}), ids({"a": 1}), ids({"a": 2})
+    assert len({e for _r, e, _s in none + some + other}) == 9
+    for run in (none, some, other):
+        assert len({s for _r, _e, s in run}) == 1  # every rule set shares the seed
+    # A remote agent's client settings are not part of the condition.
+    url = "http://127.0.0.1:9"
+    a = parse_spec(spec_doc(agents=[{"name": url, "options": {"client": {"timeout_s": 5}}}]), "t")
+    b = parse_spec(spec_doc(agents=[{"name": url, "options": {"client": {"timeout_s": 9}}}]), "t")
+    assert a.hash == b.hash and [c.episode_id for c in expand(a)] == [
+        c.episode_id for c in expand(b)
+    ]
+    # Plain names keep the ids (and spec hashes) they always had.
+    plain = parse_spec(spec_doc(agents=["vanilla-planner"]), "t")
+    entry = parse_spec(spec_doc(agents=[{"name": "vanilla-planner"}]), "t")
+    assert [c.episode_id for c in expand(plain)] == [c.episode_id for c in expand(entry)]
+
+
+# -- the adapter's contract, with agents written here ----------------------------------------
+
+AGENTS = '''
+import json
+from mirrorcraft.agents.base import Decision, Usage
+from mirrorcraft.llm.base import CallMeta, Message
+
+
+class Sync:
+    """act is a plain function returning a dict; no finish."""
+    def start(self, ctx):
+        self.rng = ctx.rng
+        self.draws = [ctx.rng.random() for _ in range(3)]
+    def act(self, obs):
+        return {"skill": "wait", "args": {"ticks": 20}}
+
+
+class Broken:
+    def start(self, ctx):
+        pass
+    async def act(self, obs):
+        if obs.step >= 2:
+            raise RuntimeError("the agent's own bug")
+        return Decision({"skill": "wait", "args": {}}, usage=Usage(1, 10, 5, 0.5))
+
+
+class Thinker:
+    """Calls the episode's model once per action and swallows every exception."""
+    uses_model = True
+    def start(self, ctx):
+        self.client = ctx.client
+    async def act(self, obs):
+        try:
+            await self.client.complete([Message("user", "next?")], meta=CallMeta("act"))
+        except Exception:
+            pass
+        return {"skill": "wait", "args": {}}
+'''
+
+
+@pytest.fixture
+def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    (tmp_path / "user_agents_t.py").write_text(textwrap.dedent(AGENTS))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plugins.resolve.cache_clear()
+    return "user_agents_t"
+
+
+def _play(
+    agent: Any, rules: str = "vanilla", budget: int = 4, call_budget: int | None = None
+) -> Any:
+    vanilla = vanilla_rules()
+    task = get_task("diamond").with_budget(budget)
+    spec = EpisodeSpec(
+        "e", "x", "plains-1", rules, task, agent.name, "m", "hidden", 0, 7, "", call_budget
+    )
+    return asyncio.run(
+        run_episode(spec, agent, load_world("plains-1"), resolve_rules(rules), vanilla)
+    )
+
+
+def test_a_sync_agent_returning_dicts_gets_a_seeded_rng(user_module: str) -> None:
+    vanilla = vanilla_rules()
+    name = f"{user_module}:Sync"
+    assert not needs_model(name) and not runs_in_event_loop(name)
+    draws = []
+    for rules in ("vanilla", "M04"):
+        agent = make_agent(name, active=resolve_rules(rules), vanilla=vanilla)
+        record, steps = _play(agent, rules)
+        assert record.termination == "budget" and [s.action["skill"] for s in steps] == ["wait"] * 4
+        draws.append(agent.inner.draws)
+    assert draws[0] == draws[1]  # the twins of a pair draw the same numbers
+
+
+def test_an_exception_in_the_agent_is_its_outcome_and_usage_is_kept(user_module: str) -> None:
+    vanilla = vanilla_rules()
+    agent = make_agent(f"{user_module}:Broken", active=vanilla, vanilla=vanilla)
+    record, _steps = _play(agent)
+    assert record.termination == "agent_error" and "the agent's own bug" in record.agent_error
+    assert record.model_calls == 2 and record.prompt_tokens == 20 and record.cost_usd == 1.0
+
+
+def test_model_calls_through_the_episode_client_are_counted_and_capped(
+    user_module: str,
+) -> None:
+    vanilla = vanilla_rules()
+    name = f"{user_module}:Thinker"
+    assert needs_model(name) and runs_in_event_loop(name)
+    agent = make_agent(name, active=vanilla, vanilla=vanilla, model="mock-planner")
+    record, _ = _play(agent)
+    assert record.model_calls == 4 and record.prompt_tokens > 0
+    capped = make_agent(name, active=vanilla, vanilla=vanilla, model="mock-planner", call_budget=2)
+    record, _ = _play(capped, call_budget=2)
+    # The agent swallowed the exception; the harness still ends the episode on its call budget.
+    assert record.termination == "call_budget" and record.model_calls == 2
+
+
+def test_the_adapter_passes_decisions_through() -> None:
+    class Plain:
+        def start(self, ctx: Any) -> None:
+            pass
+
+        async def act(self, obs: Any) -> Decision:
+            return Decision({"skill": "wait", "args": {}}, "thinking")
+
+    adapter = plugins.PluginAgent("p", Plain())
+    vanilla = vanilla_rules()
+    record, steps = _play(adapter)
+    assert steps[0].thought == "thinking" and record.model_calls == 0
+    assert adapter.template_hashes == {} and adapter.memory_stats() == {}
+    assert not adapter.cross_episode_memory and vanilla is not None
