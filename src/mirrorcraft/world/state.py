@@ -18,6 +18,15 @@ from mirrorcraft.world.registry import LoadedWorld
 PASSABLE_EXTRA = ("water",)
 
 
+def _solid_lut(names: tuple[str, ...] | list[str], passable: frozenset[int]) -> NDArray[np.bool_]:
+    """Block id -> True where the body cannot stand in it (the complement of passable)."""
+    lut = np.ones(max(len(names), 1), dtype=np.bool_)
+    for i in passable:
+        if 0 <= i < lut.size:
+            lut[i] = False
+    return lut
+
+
 @dataclass
 class Mob:
     id: int
@@ -58,12 +67,14 @@ class WorldState:
     max_y: int = field(init=False)
     size: int = field(init=False)
     passable_ids: frozenset[int] = field(init=False)
+    solid_lut: NDArray[np.bool_] = field(init=False)
 
     def __post_init__(self) -> None:
         self.min_y = self.loaded.world.min_y
         self.size = int(self.grid.shape[0])
         self.max_y = self.min_y + int(self.grid.shape[2])
         self.passable_ids = self.loaded.world.palette.passable_ids
+        self.solid_lut = _solid_lut(self.loaded.world.palette.names, self.passable_ids)
 
     @classmethod
     def fresh(cls, loaded: LoadedWorld) -> WorldState:
@@ -82,7 +93,7 @@ class WorldState:
     def block_id(self, p: Pos) -> int:
         x, y, z = p
         if 0 <= x < self.size and 0 <= z < self.size and self.min_y <= y < self.max_y:
-            return int(self.grid[x, z, y - self.min_y])
+            return int(self.grid.item(x, z, y - self.min_y))
         return 0
 
     def block(self, p: Pos) -> str:
@@ -105,12 +116,8 @@ class WorldState:
 
     def surface_y(self, x: int, z: int) -> int:
         """y of the highest non-passable block in a column (the ground under the sky)."""
-        column = self.grid[x, z, :]
-        passable = self.passable_ids
-        for yi in range(column.shape[0] - 1, -1, -1):
-            if int(column[yi]) not in passable:
-                return yi + self.min_y
-        return self.min_y
+        solid = np.flatnonzero(self.solid_lut[self.grid[x, z, :]])
+        return int(solid[-1]) + self.min_y if solid.size else self.min_y
 
     def nearest(
         self, names: list[str], pos: Pos, radius: float, k: int = 1, horizontal_only: bool = False
