@@ -27,6 +27,7 @@ from mirrorcraft.agents.knowledge import (
     concrete_grid,
     expand_refs,
 )
+from mirrorcraft.agents.plan_costs import CRAFT, SMELT, SOURCE, Entry, compile_tables
 from mirrorcraft.body.config import default_body_config
 from mirrorcraft.body.enchanting import is_enchantable
 from mirrorcraft.body.observation import Observation
@@ -56,10 +57,15 @@ class PlanStep:
     """What the planner predicts: ("craft", option key) or ("smelt", (input, station))."""
 
 
-_RELEVANCE: dict[
-    int, tuple[tuple[int, tuple[str, ...]], list[str], dict[str, list[tuple[str, Any]]]]
-] = {}
-"""Per belief object: the relevant items and dependents for its current version and goal."""
+Compiled = tuple[dict[str, tuple[Entry, ...]], dict[str, tuple[tuple[str, Entry], ...]]]
+Relevance = tuple[list[str], dict[str, list[tuple[str, Any]]], Compiled]
+_SHARED: dict[tuple[int, tuple[str, ...]], tuple[object, Relevance]] = {}
+"""(id of a never-revised belief's origin, goal) -> (that origin, what ``_relevant`` derives):
+shared by every episode planning with the same rules (the origin is kept, so its id
+cannot be reused while the entry is here)."""
+_OWN: dict[int, tuple[object, int, tuple[str, ...], Relevance]] = {}
+"""id of a revised belief -> (that belief, its version, goal, relevance)."""
+CACHE_LIMIT = 64
 
 
 class Blocked(Exception):
@@ -182,10 +188,22 @@ class Planner:
         self, goal_items: tuple[str, ...]
     ) -> tuple[list[str], dict[str, list[tuple[str, Any]]]]:
         """Items that can matter for the goal, and for each item the (user, method) pairs using it."""
-        key = (self.b.version, goal_items)
-        cached = _RELEVANCE.get(id(self.b))
-        if cached is not None and cached[0] == key:
-            return cached[1], cached[2]
+        origin = self.b.origin
+        if origin is not None:
+            shared = _SHARED.get((id(origin), goal_items))
+            if shared is not None and shared[0] is origin:
+                self._compiled = shared[1][2]
+                return shared[1][0], shared[1][1]
+        else:
+            own = _OWN.get(id(self.b))
+            if (
+                own is not None
+                and own[0] is self.b
+                and own[1] == self.b.version
+                and own[2] == goal_items
+            ):
+                self._compiled = own[3][2]
+                return own[3][0], own[3][1]
         todo = [
             *list(goal_items),
             "enchanting_table",
@@ -215,7 +233,18 @@ class Planner:
                 todo.extend(sorted(deps))
         relevant = sorted(i for i in seen if i != "inventory")
         result = (relevant, dict(uses))
-        _RELEVANCE[id(self.b)] = (key, *result)
+        self._compiled = compile_tables(
+            relevant, uses, self.b.produced_by, self.b.rules.fuels, FUEL_CHOICES
+        )
+        entry = (*result, self._compiled)
+        if origin is not None:
+            if len(_SHARED) > CACHE_LIMIT:
+                _SHARED.clear()
+            _SHARED[(id(origin), goal_items)] = (origin, entry)
+        else:
+            if len(_OWN) > CACHE_LIMIT:
+                _OWN.clear()
+            _OWN[id(self.b)] = (self.b, self.b.version, goal_items, entry)
         return result
 
     def _unit_costs(self, relevant: list[str], uses: dict[str, list[tuple[str, Any]]]) -> None:
@@ -226,12 +255,12 @@ class Planner:
         methods that use a newly finalised item are re-evaluated.
         """
         self.unit = dict.fromkeys(relevant, INF)
+        produced, compiled_uses = self._compiled
+        self._explore_memo: dict[tuple[str, str], float] = {}
+        unit_cost = self._unit_cost
         heap: list[tuple[float, str]] = []
         for item in relevant:
-            best = min(
-                (self._method_cost(m, item, 1) for m in self.b.produced_by.get(item, ())),
-                default=INF,
-            )
+            best = min((unit_cost(e) for e in produced.get(item, ())), default=INF)
             if best < INF:
                 self.unit[item] = best
                 heap.append((best, item))
@@ -242,13 +271,60 @@ class Planner:
             if item in final or c > self.unit[item]:
                 continue
             final.add(item)
-            for user, method in uses.get(item, ()):
+            for user, entry in compiled_uses.get(item, ()):
                 if user in final or user not in self.unit:
                     continue
-                value = self._method_cost(method, user, 1)
+                value = unit_cost(entry)
                 if value < self.unit[user] - 1e-9:
                     self.unit[user] = value
                     heapq.heappush(heap, (value, user))
+
+    def _unit_cost(self, e: Entry) -> float:
+        """``_method_cost(m, item, 1)`` from a compiled way (see plan_costs): the same floats,
+        except that any value >= INF may come back as INF (no caller tells them apart)."""
+        kind = e[0]
+        inv, unit = self.inv, self.unit
+        if kind == CRAFT:
+            total = e[1] + self.station_cost(e[2])
+            for items, n in e[3]:
+                best = INF
+                first = True
+                for i in items:
+                    need = n - inv.get(i, 0)
+                    c = 0.0 if need <= 0 else unit.get(i, INF) * need
+                    if first or c < best:
+                        best, first = c, False
+                total += best
+                if total >= INF:
+                    return INF
+            return total
+        if kind == SMELT:
+            _k, sixth, station, source, units, need, pairs = e
+            need_in = units - inv.get(source, 0)
+            cost_in = 0.0 if need_in <= 0 else unit.get(source, INF) * need_in
+            if cost_in >= INF:
+                # Every other term is >= 0: the sum is >= INF, which changes no cost (callers
+                # keep only values below INF), so the rest is not added up.
+                return INF
+            owned = self.fuel_ticks - self.b.rules.fuels.get(source, 0) * inv.get(source, 0)
+            if owned >= need:
+                fuel = 0.0
+            else:
+                fuel = INF
+                for f, mult in pairs:
+                    fuel = min(fuel, unit.get(f, INF) * mult)
+            total = sixth + self.station_cost(station) + fuel
+            return total + cost_in
+        if kind == SOURCE:
+            key = (e[2], e[3])
+            explore = self._explore_memo.get(key)
+            if explore is None:
+                explore = self._explore_memo[key] = self.explore_cost(e[2], e[3])
+            total = e[1] + explore
+            if e[3] == "block":
+                total += self.tool_cost(e[2])
+            return total
+        return INF
 
     def cost(self, item: str, n: int) -> float:
         """Estimated actions to get ``n`` more of ``item`` beyond what is owned."""
