@@ -15,7 +15,7 @@ import heapq
 import json
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -254,77 +254,110 @@ class Planner:
         much as each of its inputs, so items are finalised cheapest first, and only the
         methods that use a newly finalised item are re-evaluated.
         """
-        self.unit = dict.fromkeys(relevant, INF)
+        self.unit = unit = dict.fromkeys(relevant, INF)
         produced, compiled_uses = self._compiled
-        self._explore_memo: dict[tuple[str, str], float] = {}
-        unit_cost = self._unit_cost
+        unit_cost = self._cost_function()
         heap: list[tuple[float, str]] = []
         for item in relevant:
             best = min((unit_cost(e) for e in produced.get(item, ())), default=INF)
             if best < INF:
-                self.unit[item] = best
+                unit[item] = best
                 heap.append((best, item))
         heapq.heapify(heap)
         final: set[str] = set()
+        push, pop = heapq.heappush, heapq.heappop
         while heap:
-            c, item = heapq.heappop(heap)
-            if item in final or c > self.unit[item]:
+            c, item = pop(heap)
+            if item in final or c > unit[item]:
                 continue
             final.add(item)
             for user, entry in compiled_uses.get(item, ()):
-                if user in final or user not in self.unit:
+                if user in final or user not in unit:
                     continue
                 value = unit_cost(entry)
-                if value < self.unit[user] - 1e-9:
-                    self.unit[user] = value
-                    heapq.heappush(heap, (value, user))
+                if value < unit[user] - 1e-9:
+                    unit[user] = value
+                    push(heap, (value, user))
 
-    def _unit_cost(self, e: Entry) -> float:
-        """``_method_cost(m, item, 1)`` from a compiled way (see plan_costs): the same floats,
-        except that any value >= INF may come back as INF (no caller tells them apart)."""
-        kind = e[0]
+    def _cost_function(self) -> Callable[[Entry], float]:
+        """``_method_cost(m, item, 1)`` of a compiled way (see plan_costs), reading the unit
+        costs as they are being settled: the same floats as ``_method_cost``, except that a
+        value >= INF may come back as INF (no caller tells them apart). What depends only
+        on this step (stations owned, tools owned, exploring) is worked out once."""
         inv, unit = self.inv, self.unit
-        if kind == CRAFT:
-            total = e[1] + self.station_cost(e[2])
-            for items, n in e[3]:
-                best = INF
-                first = True
-                for i in items:
-                    need = n - inv.get(i, 0)
-                    c = 0.0 if need <= 0 else unit.get(i, INF) * need
-                    if first or c < best:
-                        best, first = c, False
-                total += best
-                if total >= INF:
-                    return INF
-            return total
-        if kind == SMELT:
-            _k, sixth, station, source, units, need, pairs = e
-            need_in = units - inv.get(source, 0)
-            cost_in = 0.0 if need_in <= 0 else unit.get(source, INF) * need_in
-            if cost_in >= INF:
-                # Every other term is >= 0: the sum is >= INF, which changes no cost (callers
-                # keep only values below INF), so the rest is not added up.
-                return INF
-            owned = self.fuel_ticks - self.b.rules.fuels.get(source, 0) * inv.get(source, 0)
-            if owned >= need:
-                fuel = 0.0
+        fuels = self.b.rules.fuels
+        fuel_ticks = self.fuel_ticks
+        stations: dict[str, float | None] = {}
+        tools: dict[str, tuple[str, ...] | None] = {}
+        explore: dict[tuple[str, str], float] = {}
+
+        def station_cost(station: str) -> float:
+            fixed = stations.get(station, -1.0)
+            if fixed == -1.0:
+                if station == "inventory" or station in self.facilities:
+                    fixed = 0.0
+                elif inv.get(station, 0) > 0:
+                    fixed = 1.0
+                else:
+                    fixed = None
+                stations[station] = fixed
+            return 1.0 + unit.get(station, INF) if fixed is None else fixed
+
+        def tool_cost(block: str) -> float:
+            if block in tools:
+                able = tools[block]
             else:
-                fuel = INF
-                for f, mult in pairs:
-                    fuel = min(fuel, unit.get(f, INF) * mult)
-            total = sixth + self.station_cost(station) + fuel
-            return total + cost_in
-        if kind == SOURCE:
-            key = (e[2], e[3])
-            explore = self._explore_memo.get(key)
-            if explore is None:
-                explore = self._explore_memo[key] = self.explore_cost(e[2], e[3])
-            total = e[1] + explore
-            if e[3] == "block":
-                total += self.tool_cost(e[2])
-            return total
-        return INF
+                owned = self.b.harvest.get(block, frozenset())
+                free = "hand" in owned or any(inv.get(t, 0) > 0 for t in owned)
+                able = tools[block] = None if free else tuple(sorted(owned))
+            if able is None:
+                return 0.0
+            return min((unit.get(t, INF) for t in able), default=INF)
+
+        def cost(e: Entry) -> float:
+            kind = e[0]
+            if kind == CRAFT:
+                total = e[1] + station_cost(e[2])
+                for items, n in e[3]:
+                    best = INF
+                    first = True
+                    for i in items:
+                        need = n - inv.get(i, 0)
+                        c = 0.0 if need <= 0 else unit.get(i, INF) * need
+                        if first or c < best:
+                            best, first = c, False
+                    total += best
+                    if total >= INF:
+                        return INF
+                return total
+            if kind == SMELT:
+                _k, sixth, station, source, units, need, pairs = e
+                need_in = units - inv.get(source, 0)
+                cost_in = 0.0 if need_in <= 0 else unit.get(source, INF) * need_in
+                if cost_in >= INF:
+                    # Every other term is >= 0: the sum is >= INF, which changes no cost
+                    # (callers keep only values below INF), so the rest is not added up.
+                    return INF
+                if fuel_ticks - fuels.get(source, 0) * inv.get(source, 0) >= need:
+                    fuel = 0.0
+                else:
+                    fuel = INF
+                    for f, mult in pairs:
+                        fuel = min(fuel, unit.get(f, INF) * mult)
+                total = sixth + station_cost(station) + fuel
+                return total + cost_in
+            if kind == SOURCE:
+                key = (e[2], e[3])
+                seen = explore.get(key)
+                if seen is None:
+                    seen = explore[key] = self.explore_cost(e[2], e[3])
+                total = e[1] + seen
+                if e[3] == "block":
+                    total += tool_cost(e[2])
+                return total
+            return INF
+
+        return cost
 
     def cost(self, item: str, n: int) -> float:
         """Estimated actions to get ``n`` more of ``item`` beyond what is owned."""
