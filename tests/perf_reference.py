@@ -6,6 +6,8 @@ under ``tests/fixtures/``:
 - ``planner_decisions.json``: every action the three planning reference agents chose in
   63 episodes (each agent x 7 rule sets x 3 tasks, the world rotating through the ten);
   ``tests/test_perf_reference.py`` replays them and compares every decision.
+- ``llm_prompts.sha256``: a digest of every prompt three LLM configurations send in 80
+  steps against a mock model (the history and observation block they render).
 - ``reference_grid.json``: a digest of each episode record (wall time left out) and of
   its step trace, from a small grid run through ``mirrorcraft run`` with one worker.
 
@@ -120,12 +122,70 @@ def grid_digests(workers: int = 1) -> dict[str, dict[str, Any]]:
     return result
 
 
+LLM_ACTIONS: list[dict[str, Any]] = [
+    {"thought": "get wood", "skill": "mine", "args": {"block": "log", "count": 1}},
+    {
+        "thought": "planks",
+        "skill": "craft_grid",
+        "args": {"station": "inventory", "grid": [["oak_log", None], [None, None]]},
+    },
+    {"thought": "look", "skill": "wait", "args": {"ticks": 20}},
+    {"thought": "stone", "skill": "mine", "args": {"block": "stone", "count": 2}},
+    {
+        "thought": "table",
+        "skill": "craft_grid",
+        "args": {
+            "station": "inventory",
+            "grid": [["oak_planks", "oak_planks"], ["oak_planks", "oak_planks"]],
+        },
+    },
+    {"thought": "bad", "skill": "smelt", "args": {"input": "raw_iron", "count": 1}},
+]
+
+
+def llm_prompt_digest(steps: int = 80) -> str:
+    """A digest of every prompt Direct, ReAct and Reflexion send over 80 steps (mock model)."""
+    from mirrorcraft.agents.base import EpisodeContext
+    from mirrorcraft.agents.llm.direct import DirectAgent
+    from mirrorcraft.agents.llm.react import ReActAgent
+    from mirrorcraft.agents.llm.reflexion import ReflexionAgent
+    from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
+    from mirrorcraft.backends.sim import SimEpisode
+    from mirrorcraft.evaluator.tasks import get_task
+    from mirrorcraft.llm.mock import MockLLM
+    from mirrorcraft.world.registry import load_world
+
+    h = hashlib.sha256()
+    for cls in (DirectAgent, ReActAgent, ReflexionAgent):
+        for rules in ("vanilla", "M02"):
+            n = {"i": 0}
+
+            def policy(messages: Any, meta: Any, n: dict[str, int] = n) -> str:
+                h.update(json.dumps([m.content for m in messages]).encode())
+                n["i"] += 1
+                return json.dumps(LLM_ACTIONS[(n["i"] * 7) % len(LLM_ACTIONS)])
+
+            vanilla, active = vanilla_rules(), resolve_rules(rules)
+            agent = cls(cls.__name__, MockLLM(policy), vanilla)
+            agent.start(EpisodeContext("iron_armor", "Iron", 10_000, 1))
+            task = get_task("iron_armor").with_budget(10_000)
+            ep = SimEpisode(load_world("taiga-1"), active, vanilla, task, seed=3)
+            obs = ep.observe()
+            for _ in range(steps):
+                decision = asyncio.run(agent.act(obs))
+                if decision is None:
+                    break
+                obs = ep.step(decision.action).observation
+    return h.hexdigest()
+
+
 def write() -> None:
     FIXTURES.mkdir(exist_ok=True)
     decisions = planner_decisions()
     (FIXTURES / "planner_decisions.json").write_text(json.dumps(decisions, indent=0) + "\n")
     grid = grid_digests()
     (FIXTURES / "reference_grid.json").write_text(json.dumps(grid, indent=1, sort_keys=True) + "\n")
+    (FIXTURES / "llm_prompts.sha256").write_text(llm_prompt_digest() + "\n")
     print(f"wrote {len(decisions)} planner episodes and {len(grid)} grid episodes")
 
 

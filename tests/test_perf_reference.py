@@ -15,6 +15,7 @@ from tests.perf_reference import (
     FIXTURES,
     episode_key,
     grid_digests,
+    llm_prompt_digest,
     planner_episodes,
     play_planner,
 )
@@ -50,3 +51,7 @@ def test_reference_grid_is_byte_identical() -> None:
         if got[eid] != v
     ]
     assert not differing, "episodes differ from the reference export: " + "; ".join(differing)
+
+
+def test_llm_agents_send_the_recorded_prompts() -> None:
+    assert llm_prompt_digest() == (FIXTURES / "llm_prompts.sha256").read_text().strip()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from mirrorcraft.body.observation import Observation
@@ -32,7 +33,7 @@ class Step:
     score_after: int
     moved: bool
 
-    @property
+    @cached_property
     def key(self) -> str:
         return json.dumps(self.action, sort_keys=True)[:400]
 
@@ -51,9 +52,26 @@ class History:
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Action signature -> its last verified effect (consumed, produced)."""
 
+    blocked: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Failed actions not undone by a later success of the same action (see still_blocked),
+    kept up to date as steps are recorded."""
+
+    rendered: dict[tuple[str, int], str] = field(default_factory=dict)
+    """Text a renderer made from one recorded step, by (renderer, step index): a step never
+    changes once recorded, so neither does its text."""
+
     def record(self, step: Step) -> None:
         self.steps.append(step)
         r = step.result
+        if r.ok:
+            self.blocked.pop(step.key, None)
+        elif r.reason != "invalid_args":
+            self.blocked[step.key] = {
+                "action": _compact(step.action),
+                "reason": r.reason,
+                "message": r.message,
+                "inventory_then": dict(step.after),
+            }
         if r.ok and (r.produced or r.consumed):
             sig = _effect_key(step.action)
             self.effects.pop(sig, None)
@@ -72,23 +90,11 @@ class History:
     # -- derived evidence ------------------------------------------------------
     def still_blocked(self, inventory: Mapping[str, int]) -> list[dict[str, Any]]:
         """Failed actions whose relevant state has not changed since they failed."""
-        out: dict[str, dict[str, Any]] = {}
-        for s in self.steps:
-            if s.result.ok:
-                out.pop(s.key, None)
-                continue
-            if s.result.reason == "invalid_args":
-                continue
-            out[s.key] = {
-                "action": _compact(s.action),
-                "reason": s.result.reason,
-                "message": s.result.message,
-                "inventory_then": dict(s.after),
-            }
+        inventory = dict(inventory)
         return [
             {k: v for k, v in b.items() if k != "inventory_then"}
-            for b in out.values()
-            if dict(b["inventory_then"]) == dict(inventory)
+            for b in self.blocked.values()
+            if b["inventory_then"] == inventory
         ][-6:]
 
     def failure_cycle(self) -> list[dict[str, Any]]:

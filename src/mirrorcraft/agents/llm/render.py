@@ -13,7 +13,7 @@ whether the rules differ.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mirrorcraft.agents.knowledge import Belief, CraftOption, build_belief, concrete_grid
@@ -39,6 +39,9 @@ class VanillaPrior:
     relevant: frozenset[str]
     options: tuple[CraftOption, ...] = ()
     """The vanilla crafting options whose output is relevant (filtered once)."""
+    _cache: dict[Any, list[dict[str, Any]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def for_task(cls, vanilla: RuleSet, task: str) -> VanillaPrior:
@@ -50,15 +53,29 @@ class VanillaPrior:
         return cls(belief, relevant, options)
 
     def hypotheses(self, inventory: dict[str, int], facilities: set[str]) -> list[dict[str, Any]]:
+        """The vanilla recipes worth trying with what is owned (cached per inventory and
+        facilities: the same state always gives the same list)."""
+        key = (tuple(sorted(inventory.items())), frozenset(facilities))
+        known = self._cache.get(key)
+        if known is None:
+            if len(self._cache) > 256:
+                self._cache.clear()
+            known = self._cache[key] = self._hypotheses(inventory, facilities)
+        return [
+            {**h, "grid": [list(row) for row in h["grid"]], "missing": dict(h["missing"])}
+            for h in known
+        ]
+
+    def _hypotheses(self, inventory: dict[str, int], facilities: set[str]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        for option in self.belief.crafts:
+        for option in self.options:
             result = option.outputs[0][0]
-            if result not in self.relevant or (result in inventory and result in FACILITIES):
+            if result in inventory and result in FACILITIES:
                 continue
-            grid, missing = concrete_grid(option, inventory)
             owned_any = any(inventory.get(i, 0) > 0 for cell in option.inputs for i in cell)
             if not owned_any:
                 continue
+            grid, missing = concrete_grid(option, inventory)
             ready = option.station == "inventory" or option.station in facilities
             out.append(
                 {
