@@ -317,7 +317,7 @@ class Planner:
         def cost(e: Entry) -> float:
             kind = e[0]
             if kind == CRAFT:
-                total = e[1] + station_cost(e[2])
+                total: float = e[1] + station_cost(e[2])
                 for items, n in e[3]:
                     best = INF
                     first = True
@@ -332,6 +332,7 @@ class Planner:
                 return total
             if kind == SMELT:
                 _k, sixth, station, source, units, need, pairs = e
+                sixth_f: float = sixth
                 need_in = units - inv.get(source, 0)
                 cost_in = 0.0 if need_in <= 0 else unit.get(source, INF) * need_in
                 if cost_in >= INF:
@@ -344,14 +345,15 @@ class Planner:
                     fuel = INF
                     for f, mult in pairs:
                         fuel = min(fuel, unit.get(f, INF) * mult)
-                total = sixth + station_cost(station) + fuel
+                total = sixth_f + station_cost(station) + fuel
                 return total + cost_in
             if kind == SOURCE:
                 key = (e[2], e[3])
                 seen = explore.get(key)
                 if seen is None:
                     seen = explore[key] = self.explore_cost(e[2], e[3])
-                total = e[1] + seen
+                base: float = e[1]
+                total = base + seen
                 if e[3] == "block":
                     total += tool_cost(e[2])
                 return total

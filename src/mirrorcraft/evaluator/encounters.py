@@ -50,10 +50,9 @@ class EncounterLog:
     def __post_init__(self) -> None:
         self.enabled = self.vanilla.fingerprint != self.active.fingerprint
         self._same_tables: dict[str, bool] = {}
-        self._same_context = (
-            self.vanilla.game is self.active.game
-            and dict(self.vanilla.item_tags) == dict(self.active.item_tags)
-        )
+        self._same_context = self.vanilla.game is self.active.game and dict(
+            self.vanilla.item_tags
+        ) == dict(self.active.item_tags)
 
     def same_table(self, location: str) -> bool:
         """Whether the active table at ``location`` rolls exactly as vanilla's would.

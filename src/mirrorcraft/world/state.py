@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from mirrorcraft.world.cache import episode_grid
 from mirrorcraft.world.index import BlockIndex, Hit, Pos
 from mirrorcraft.world.registry import LoadedWorld
 
@@ -80,7 +81,7 @@ class WorldState:
     def fresh(cls, loaded: LoadedWorld) -> WorldState:
         w = loaded.world
         mobs = [Mob(m.id, m.type, m.pos, variant=m.variant) for m in w.mobs]
-        return cls(loaded=loaded, grid=w.grid.copy(), mobs=mobs)
+        return cls(loaded=loaded, grid=episode_grid(w, loaded.grid_file), mobs=mobs)
 
     # -- geometry ----------------------------------------------------------------
     @property
