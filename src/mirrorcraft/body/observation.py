@@ -191,6 +191,8 @@ class ObservationBuilder:
         )
         self._cache_key: tuple[Any, ...] | None = None
         self._cache: list[Nearby] = []
+        self._census_at: tuple[tuple[int, int, int], int] | None = None
+        self._found: dict[int, int] = {}
         self._skills = list(skill_specs())
 
     def nearby_blocks(self) -> list[Nearby]:
@@ -198,13 +200,49 @@ class ObservationBuilder:
         key = (b.pos, b.state.version)
         if key != self._cache_key:
             names = b.state.loaded.world.palette.names
-            found = b.state.index.nearest_each(
-                b.state.grid, b.state.placed, self._observable_ids, b.pos, b.config.observe_radius
-            )
+            found = self._census()
             out = [Nearby(names[bid], _round(d2)) for bid, d2 in found.items()]
             out.sort(key=lambda n: (n.distance, n.id))
             self._cache_key, self._cache = key, out
         return self._cache
+
+    def _census(self) -> dict[int, int]:
+        """Observable block id -> squared distance of its nearest block within the radius.
+
+        Recomputed when the body moved. When it stands where the last census was taken,
+        the census is brought up to date from the block changes since then: a block that
+        appeared can only bring its id nearer; an id whose nearest block changed is
+        looked up again. Both give exactly what a full recomputation gives.
+        """
+        b = self.body
+        state = b.state
+        radius = b.config.observe_radius
+        last = self._census_at
+        behind = state.version - last[1] if last is not None else 0
+        if last is None or last[0] != b.pos or behind > len(state.changes):
+            found = state.index.nearest_each(
+                state.grid, state.placed, self._observable_ids, b.pos, radius
+            )
+        else:
+            found = dict(self._found)
+            r2 = int(radius * radius)
+            stale: set[int] = set()
+            changes = list(state.changes)[len(state.changes) - behind :] if behind else []
+            for where, old, new in changes:
+                d2 = dist2(where, b.pos)
+                if old in self._observable_ids and found.get(old) == d2:
+                    stale.add(old)
+                if new in self._observable_ids and d2 <= r2 and d2 < found.get(new, r2 + 1):
+                    found[new] = d2
+            for bid in sorted(stale):
+                hits = state.index.nearest(state.grid, state.placed, [bid], b.pos, radius)
+                if hits:
+                    found[bid] = hits[0].d2
+                else:
+                    found.pop(bid, None)
+        self._census_at = (b.pos, state.version)
+        self._found = found
+        return found
 
     def build(
         self, progress: ProgressView, budget: Budget, last: ActionResult | None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,8 +25,9 @@ NEAR_CUBE = 6
 Pos = tuple[int, int, int]
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
+    """One block found by a search (a named tuple: searches make many of them)."""
+
     d2: int
     pos: Pos  # (x, y, z)
     block_id: int

@@ -7,6 +7,7 @@ immutable generated world, so no episode sees another's changes.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,6 +18,8 @@ from mirrorcraft.world.index import BlockIndex, Hit, Pos
 from mirrorcraft.world.registry import LoadedWorld
 
 PASSABLE_EXTRA = ("water",)
+CHANGE_LOG = 4096
+"""Block changes remembered, so observers can update what they derived instead of redoing it."""
 
 
 def _solid_lut(names: tuple[str, ...] | list[str], passable: frozenset[int]) -> NDArray[np.bool_]:
@@ -64,6 +67,8 @@ class WorldState:
     stations: dict[Pos, StationState] = field(default_factory=dict)
     explored_regions: set[tuple[int, int]] = field(default_factory=set)
     version: int = 0
+    changes: deque[tuple[Pos, int, int]] = field(default_factory=lambda: deque(maxlen=CHANGE_LOG))
+    """The latest block changes (position, old id, new id); the last one is at ``version``."""
     min_y: int = field(init=False)
     max_y: int = field(init=False)
     size: int = field(init=False)
@@ -111,6 +116,7 @@ class WorldState:
         if bid != 0:
             self.placed.setdefault(bid, set()).add(p)
         self.version += 1
+        self.changes.append((p, old, bid))
 
     def place_block(self, p: Pos, name: str) -> None:
         self.set_block(p, name)
