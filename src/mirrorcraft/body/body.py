@@ -65,6 +65,11 @@ class LazyKeyedRandom:
         self._parts = parts
         self._rng: random.Random | None = None
 
+    @property
+    def drawn(self) -> bool:
+        """Whether any number has been drawn (a roll that drew none can be remembered)."""
+        return self._rng is not None
+
     def _real(self) -> random.Random:
         if self._rng is None:
             self._rng = keyed_random(*self._parts)
