@@ -109,17 +109,7 @@ class Planner:
     def __init__(self, belief: Belief, memory: Memory):
         self.b = belief
         self.mem = memory
-        cfg = belief.config
-        self.bulk = set(expand_refs(belief.rules, cfg.bulk_blocks))
-        self.fuels = sorted(
-            (
-                i
-                for i in belief.rules.fuels
-                if belief.rules.fuels[i] > 0 and i not in belief.rules.game.tools
-            ),
-            key=lambda i: (-belief.rules.fuels[i], i),
-        )
-        self.no_burn = frozenset(default_body_config().facilities)
+        self.bulk, self.fuels, self.no_burn = _setup(belief.rules, belief.config)
 
     # -- entry point ----------------------------------------------------------------
     def decide(self, obs: Observation, goal: tuple[str, tuple[str, ...]]) -> PlanStep | None:
@@ -649,6 +639,26 @@ class Planner:
             {"skill": "enchant", "args": {"item": owned[0], "option": "lowest"}},
             f"enchant {owned[0]}",
         )
+
+
+_SETUP: dict[tuple[int, int], tuple[Any, Any, set[str], list[str], frozenset[str]]] = {}
+
+
+def _setup(rules: RuleSet, cfg: Any) -> tuple[set[str], list[str], frozenset[str]]:
+    """What a planner derives from its rules and settings alone (the same every decision):
+    bulk blocks, fuels best first, facilities never burnt. Kept per (rules, settings)."""
+    key = (id(rules), id(cfg))
+    hit = _SETUP.get(key)
+    if hit is None or hit[0] is not rules or hit[1] is not cfg:
+        bulk = set(expand_refs(rules, cfg.bulk_blocks))
+        fuels = sorted(
+            (i for i in rules.fuels if rules.fuels[i] > 0 and i not in rules.game.tools),
+            key=lambda i: (-rules.fuels[i], i),
+        )
+        if len(_SETUP) > CACHE_LIMIT:
+            _SETUP.clear()
+        hit = _SETUP[key] = (rules, cfg, bulk, fuels, frozenset(default_body_config().facilities))
+    return set(hit[2]), list(hit[3]), hit[4]
 
 
 def _method_name(m: Any) -> str:

@@ -30,6 +30,7 @@ from mirrorcraft.runner.episode import EpisodeSpec, run_episode
 from mirrorcraft.runner.records import EpisodeRecord, StepRecord
 from mirrorcraft.runner.spec import EpisodeCondition, ExperimentSpec
 from mirrorcraft.runner.store import ResultStore
+from mirrorcraft.runner.warm import warm
 from mirrorcraft.world.registry import load_world
 
 MAX_ATTEMPTS = 3
@@ -239,6 +240,8 @@ def run_local(
         progress.running = 0
         return
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    if method == "fork":  # workers inherit what the parent loaded (runner/warm.py)
+        warm((j.condition.world, j.condition.rules) for j in pending if j.backend == "sim")
     with ProcessPoolExecutor(
         max_workers=workers, mp_context=multiprocessing.get_context(method)
     ) as pool:
