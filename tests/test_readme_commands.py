@@ -42,6 +42,7 @@ SKIP = {
     "server prepare --jar": "needs a Minecraft 1.19 server jar, which cannot be shipped",
     "--backend mineflayer": "needs saves prepared from a Minecraft server jar",
     "bench_bridge.py": "needs the bridge's npm packages and minutes of real-time digging",
+    "pip install -e '.[bench]'": "installs the peer environment from PyPI (tests are offline)",
 }
 
 SHORTENED = {
@@ -55,6 +56,8 @@ SHORTENED = {
         "the full offline smoke run is 1,560 episodes; the first 40 are run here",
     ),
     "bench_harness.py": (["--quick"], "the full benchmark takes minutes"),
+    "bench_world.py": (["--quick"], "the full benchmark takes minutes"),
+    "bench_peers.py": (["--quick"], "several interleaved rounds take a minute or more"),
 }
 
 

@@ -37,7 +37,7 @@ class Hit(NamedTuple):
         return float(self.d2**0.5)
 
 
-GROUP = 16
+GROUP = 8
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ class BlockIndex:
 
     def _combined(self, ids: frozenset[int]) -> _Combined:
         """The generated positions of several rare ids in one set of arrays, grouped by
-        16-block section so that a query only reads the sections near the body (cached)."""
+        GROUP-block section (8) so that a query only reads the sections near the body (cached)."""
         cached = self._combos.get(ids)
         if cached is not None:
             return cached
