@@ -259,13 +259,16 @@ class ObservationBuilder:
                     ents.setdefault(mob.type, []).append(d2)
         dr2 = b.config.drop_radius**2
         drops: dict[str, list[int]] = {}
+        drop_counts: dict[str, int] = {}
+        px, py, pz = b.pos
+        at: dict[tuple[int, int, int], int] = {}  # drops pile up where the body stood
         for d in b.state.drops:
-            d2 = dist2(d.pos, b.pos)
+            d2 = at.get(d.pos)
+            if d2 is None:
+                x, y, z = d.pos
+                d2 = at[d.pos] = (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2
             if d2 <= dr2:
                 drops.setdefault(d.item, []).append(d2)
-        drop_counts: dict[str, int] = {}
-        for d in b.state.drops:
-            if dist2(d.pos, b.pos) <= dr2:
                 drop_counts[d.item] = drop_counts.get(d.item, 0) + d.count
         equipped = {"hand": b.hand[0] if b.hand else None}
         for slot in ("head", "chest", "legs", "feet"):

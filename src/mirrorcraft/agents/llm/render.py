@@ -45,6 +45,20 @@ class VanillaPrior:
 
     @classmethod
     def for_task(cls, vanilla: RuleSet, task: str) -> VanillaPrior:
+        """The prior for a task (shared: it is only read, and its hypotheses depend on
+        nothing but the inventory and facilities they are asked about)."""
+        key = (id(vanilla), task)
+        hit = _PRIORS.get(key)
+        if hit is not None and hit[0] is vanilla:
+            return hit[1]
+        prior = cls._build(vanilla, task)
+        if len(_PRIORS) > 64:
+            _PRIORS.clear()
+        _PRIORS[key] = (vanilla, prior)
+        return prior
+
+    @classmethod
+    def _build(cls, vanilla: RuleSet, task: str) -> VanillaPrior:
         belief = build_belief(vanilla)
         goal = goal_of(vanilla, get_task(task).final.advancement)
         items, _uses = Planner(belief, Memory())._relevant(goal[1])
@@ -90,6 +104,9 @@ class VanillaPrior:
             )
         out.sort(key=lambda h: (not h["executable"], len(dict(h["missing"])), str(h["output"])))
         return out[:HYPOTHESIS_LIMIT]
+
+
+_PRIORS: dict[tuple[int, str], tuple[RuleSet, VanillaPrior]] = {}
 
 
 def capabilities(obs: Observation, tools: dict[str, tuple[str, str]]) -> dict[str, Any]:
