@@ -246,7 +246,7 @@ class Planner:
         """
         self.unit = unit = dict.fromkeys(relevant, INF)
         produced, compiled_uses = self._compiled
-        unit_cost = self._cost_function()
+        unit_cost, tools = self._cost_function()
         heap: list[tuple[float, str]] = []
         for item in relevant:
             best = min((unit_cost(e) for e in produced.get(item, ())), default=INF)
@@ -264,16 +264,24 @@ class Planner:
             for user, entry in compiled_uses.get(item, ()):
                 if user in final or user not in unit:
                     continue
+                if entry[0] == SOURCE and tools.get(entry[2], ()) is None:
+                    # Mined with a tool owned (or by hand): its cost is what the first pass
+                    # found, already no lower than the item's cost, so it changes nothing.
+                    continue
                 value = unit_cost(entry)
                 if value < unit[user] - 1e-9:
                     unit[user] = value
                     push(heap, (value, user))
 
-    def _cost_function(self) -> Callable[[Entry], float]:
+    def _cost_function(
+        self,
+    ) -> tuple[Callable[[Entry], float], dict[str, tuple[str, ...] | None]]:
         """``_method_cost(m, item, 1)`` of a compiled way (see plan_costs), reading the unit
         costs as they are being settled: the same floats as ``_method_cost``, except that a
         value >= INF may come back as INF (no caller tells them apart). What depends only
-        on this step (stations owned, tools owned, exploring) is worked out once."""
+        on this step (stations owned, tools owned, exploring) is worked out once; the
+        second value is that per block: None when no tool is needed or one is owned, else
+        the tools that would harvest it."""
         inv, unit = self.inv, self.unit
         fuels = self.b.rules.fuels
         fuel_ticks = self.fuel_ticks
@@ -349,7 +357,7 @@ class Planner:
                 return total
             return INF
 
-        return cost
+        return cost, tools
 
     def cost(self, item: str, n: int) -> float:
         """Estimated actions to get ``n`` more of ``item`` beyond what is owned."""

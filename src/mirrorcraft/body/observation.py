@@ -263,10 +263,11 @@ class ObservationBuilder:
         px, py, pz = b.pos
         at: dict[tuple[int, int, int], int] = {}  # drops pile up where the body stood
         for d in b.state.drops:
-            d2 = at.get(d.pos)
-            if d2 is None:
+            known = at.get(d.pos)
+            if known is None:
                 x, y, z = d.pos
-                d2 = at[d.pos] = (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2
+                known = at[d.pos] = (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2
+            d2 = known
             if d2 <= dr2:
                 drops.setdefault(d.item, []).append(d2)
                 drop_counts[d.item] = drop_counts.get(d.item, 0) + d.count
