@@ -60,9 +60,14 @@ class History:
     """Text a renderer made from one recorded step, by (renderer, step index): a step never
     changes once recorded, so neither does its text."""
 
+    transforms: list[Step] = field(default_factory=list)
+    """The last two successful craft_grid or smelt steps (what ``unused_output`` compares)."""
+
     def record(self, step: Step) -> None:
         self.steps.append(step)
         r = step.result
+        if r.ok and r.skill in ("craft_grid", "smelt"):
+            self.transforms = [*self.transforms[-1:], step]
         if r.ok:
             self.blocked.pop(step.key, None)
         elif r.reason != "invalid_args":
@@ -129,7 +134,7 @@ class History:
 
     def unused_output(self, inventory: Mapping[str, int]) -> dict[str, Any] | None:
         """The last transformation was repeated while its earlier output is still unused."""
-        done = [s for s in self.steps if s.result.ok and s.result.skill in ("craft_grid", "smelt")]
+        done = self.transforms
         if len(done) < 2 or done[-1].key != done[-2].key:
             return None
         produced = dict(done[-1].result.produced)
