@@ -116,7 +116,8 @@ class MilestoneTracker(TaskProgress):
         """Grant what ``fires`` newly meets; ``candidates`` (after a first full pass): only
         these advancements can change, every other one is skipped."""
         order = self._order
-        if candidates is not None and self._scanned:
+        first = not self._scanned
+        if candidates is not None and not first:
             order = sorted(candidates, key=self._rank.__getitem__)
         self._scanned = True
         newly: list[str] = []
@@ -125,10 +126,14 @@ class MilestoneTracker(TaskProgress):
                 continue
             adv = self.rules.advancements[adv_id]
             have = self.met.setdefault(adv_id, set())
+            added = False
             for name, crit in adv.criteria.items():
                 if name not in have and crit.trigger == fires_for and fires(crit):  # type: ignore[operator]
                     have.add(name)
-            if adv.is_done(have):
+                    added = True
+            # An advancement not done is only re-judged when it met a criterion (after the
+            # first pass, which judges every one): its requirements read nothing else.
+            if (first or added) and adv.is_done(have):
                 self.completed[adv_id] = step
                 newly.append(adv_id)
         return newly
