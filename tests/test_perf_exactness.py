@@ -182,3 +182,47 @@ def test_episode_grids_are_private_copies(tmp_path: Path, monkeypatch) -> None: 
     plain = load_custom_world("plains-2-copy", biome_spec(entry.biome), entry.seed)
     assert plain.grid_file is None
     assert np.array_equal(WorldState.fresh(plain).grid, loaded.world.grid)
+
+
+def _plain_nearby_drops(ep):  # type: ignore[no-untyped-def]
+    """The nearby-drops field as the observation computed it before piles were kept."""
+    b = ep.body
+    dr2 = b.config.drop_radius**2
+    mins: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    for d in b.state.drops:
+        d2 = sum((u - v) ** 2 for u, v in zip(d.pos, b.pos, strict=True))
+        if d2 <= dr2:
+            mins[d.item] = min(d2, mins.get(d.item, d2))
+            counts[d.item] = counts.get(d.item, 0) + d.count
+    return sorted(
+        ((item, round(mins[item] ** 0.5, 1), counts[item]) for item in mins),
+        key=lambda t: (t[1], t[0]),
+    )
+
+
+def test_nearby_drops_from_piles_equal_a_plain_count() -> None:
+    # A nearly full inventory: what is mined lands on the ground; some of it is picked up.
+    filler = {f"{c}_wool": 64 for c in ("white", "red", "blue", "green", "black", "brown")}
+    filler.update({f"{c}_concrete": 64 for c in ("white", "red", "blue", "green", "black")})
+    filler.update({f"{c}_terracotta": 64 for c in ("white", "red", "blue", "green", "black")})
+    filler.update({f"{c}_stained_glass": 64 for c in ("white", "red", "blue", "green", "black")})
+    filler.update({f"{c}_carpet": 64 for c in ("white", "red", "blue", "green", "black")})
+    filler.update({f"{c}_bed": 1 for c in ("white", "red", "blue")})
+    filler.update({"iron_pickaxe": 2, "iron_shovel": 1, "iron_axe": 1})
+    filler.update({"dirt": 63, "cobblestone": 63, "sand": 63})  # every slot taken
+    ep = episode("plains-1", inventory=filler, budget=300)
+    rng = random.Random(11)
+    picked = 0
+    for _ in range(100):
+        roll = rng.random()
+        if roll < 0.55:
+            act(ep, "mine", block=rng.choice(["stone", "dirt", "log", "sand"]), count=2)
+        elif roll < 0.75:  # frees room in a stack, so a later pickup can succeed
+            act(ep, "place", block=rng.choice(["cobblestone", "dirt", "sand"]))
+        else:
+            out = act(ep, "collect", item=rng.choice(["cobblestone", "dirt", "sand"]))
+            picked += out.result.ok
+        got = [(n.id, n.distance, n.count) for n in ep.observe().nearby_drops]
+        assert got == _plain_nearby_drops(ep)
+    assert ep.body.state.drops and picked > 0 and ep.body.state.drops_changed == picked

@@ -192,6 +192,8 @@ class ObservationBuilder:
         self._cache_key: tuple[Any, ...] | None = None
         self._cache: list[Nearby] = []
         self._census_at: tuple[tuple[int, int, int], int] | None = None
+        self._piles: dict[tuple[int, int, int], dict[str, int]] = {}
+        self._piles_at = (-1, 0)
         self._found: dict[int, int] = {}
         self._skills = list(skill_specs())
 
@@ -244,6 +246,18 @@ class ObservationBuilder:
         self._found = found
         return found
 
+    def _drop_piles(self) -> dict[tuple[int, int, int], dict[str, int]]:
+        """Items on the ground by position (drops pile up where the body stood), kept up to
+        date as drops are added; rebuilt when one was picked up."""
+        state = self.body.state
+        if self._piles_at[0] != state.drops_changed or self._piles_at[1] > len(state.drops):
+            self._piles, self._piles_at = {}, (state.drops_changed, 0)
+        for d in state.drops[self._piles_at[1] :]:
+            pile = self._piles.setdefault(d.pos, {})
+            pile[d.item] = pile.get(d.item, 0) + d.count
+        self._piles_at = (state.drops_changed, len(state.drops))
+        return self._piles
+
     def build(
         self, progress: ProgressView, budget: Budget, last: ActionResult | None
     ) -> Observation:
@@ -261,16 +275,12 @@ class ObservationBuilder:
         drops: dict[str, list[int]] = {}
         drop_counts: dict[str, int] = {}
         px, py, pz = b.pos
-        at: dict[tuple[int, int, int], int] = {}  # drops pile up where the body stood
-        for d in b.state.drops:
-            known = at.get(d.pos)
-            if known is None:
-                x, y, z = d.pos
-                known = at[d.pos] = (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2
-            d2 = known
+        for (x, y, z), pile in self._drop_piles().items():
+            d2 = (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2
             if d2 <= dr2:
-                drops.setdefault(d.item, []).append(d2)
-                drop_counts[d.item] = drop_counts.get(d.item, 0) + d.count
+                for item, count in pile.items():
+                    drops.setdefault(item, []).append(d2)
+                    drop_counts[item] = drop_counts.get(item, 0) + count
         equipped = {"hand": b.hand[0] if b.hand else None}
         for slot in ("head", "chest", "legs", "feet"):
             equipped[slot] = b.armor[slot][0] if slot in b.armor else None

@@ -66,6 +66,8 @@ class WorldState:
     placed: dict[int, set[Pos]] = field(default_factory=dict)
     stations: dict[Pos, StationState] = field(default_factory=dict)
     explored_regions: set[tuple[int, int]] = field(default_factory=set)
+    drops_changed: int = 0
+    """Bumped whenever a drop is changed or removed (appending one needs no bump)."""
     version: int = 0
     changes: deque[tuple[Pos, int, int]] = field(default_factory=lambda: deque(maxlen=CHANGE_LOG))
     """The latest block changes (position, old id, new id); the last one is at ``version``."""
