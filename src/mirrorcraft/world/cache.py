@@ -3,9 +3,9 @@
 Generating a world takes a quarter to half a second of CPU, and every process that ran
 an episode on it used to generate it again. ``generate_cached`` stores what generation
 produced (the block grid and heightmap as ``.npy``, spawn, mobs and ponds as JSON) in a
-folder keyed by everything the result depends on: the generator version, the biome
-spec's canonical JSON, the seed, the world id, the palette and the mob variants. A later
-process, or another worker, loads it instead (nothing is unpickled; a file that does
+folder keyed by everything the result depends on: the generator version and a digest of
+its source, the biome spec's canonical JSON, the seed, the world id, the palette and the
+mob variants. A later process, or another worker, loads it instead (nothing is unpickled; a file that does
 not read back exactly is ignored and the world generated afresh).
 
 The stored grid also serves ``episode_grid``: each episode maps the file privately
@@ -71,6 +71,7 @@ def world_key(
     parts = {
         "format": FORMAT,
         "generator": GENERATOR_VERSION,
+        "code": _generator_code(),
         "world": world_id,
         "spec": spec.model_dump_json(),
         "seed": seed,
@@ -78,6 +79,22 @@ def world_key(
         "variants": sorted((k, [list(v) for v in vs]) for k, vs in (variants or {}).items()),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
+
+
+@lru_cache(maxsize=1)
+def _generator_code() -> str:
+    """A digest of the generator's own source, so a changed generator never reads worlds a
+    different one stored (even if nobody bumped GENERATOR_VERSION)."""
+    from mirrorcraft.world import generate as gen
+    from mirrorcraft.world import noise, palette, spec
+
+    digest = hashlib.sha256()
+    for module in (gen, noise, palette, spec):
+        try:
+            digest.update(Path(str(module.__file__)).read_bytes())
+        except OSError:
+            digest.update(b"?")
+    return digest.hexdigest()[:16]
 
 
 def generate_cached(
