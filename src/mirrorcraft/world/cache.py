@@ -5,11 +5,11 @@ an episode on it used to generate it again. ``generate_cached`` stores what gene
 produced (the block grid and heightmap as ``.npy``, spawn, mobs and ponds as JSON) in a
 folder keyed by everything the result depends on: the generator version and a digest of
 its source, the biome spec's canonical JSON, the seed, the world id, the palette and the
-mob variants. A later process, or another worker, loads it instead (nothing is unpickled; a file that does
-not read back exactly is ignored and the world generated afresh).
+mob variants. A later process, or another worker, loads it instead (nothing is
+unpickled; an entry that does not read back exactly is replaced by a fresh world).
 
 The stored grid also serves ``episode_grid``: each episode maps the file privately
-(``numpy.memmap`` in copy-on-write mode), so the operating system shares the unchanged
+(``mmap`` in copy-on-write mode), so the operating system shares the unchanged
 pages between every live episode and copies only the 4 KiB pages an episode digs or
 builds in. Reads and writes behave as on a private copy. (A file replaced on disk while
 episodes run does not change them: a mapping keeps the pages it mapped.)
