@@ -74,20 +74,43 @@ def compiled(m: Any, item: str, fuels: Mapping[str, int], fuel_choices: Sequence
     return entry
 
 
+class CompiledUses:
+    """Per item, the (user, compiled way) pairs that use it, compiled when first asked for
+    (a decision only asks for the items it settles; the tables live across decisions)."""
+
+    __slots__ = ("_done", "_fuel_choices", "_fuels", "_uses")
+
+    def __init__(
+        self,
+        uses: Mapping[str, Sequence[tuple[str, Any]]],
+        fuels: Mapping[str, int],
+        fuel_choices: Sequence[str],
+    ):
+        self._uses = uses
+        self._fuels = fuels
+        self._fuel_choices = fuel_choices
+        self._done: dict[str, tuple[tuple[str, Entry], ...]] = {}
+
+    def get(self, item: str) -> tuple[tuple[str, Entry], ...]:
+        done = self._done.get(item)
+        if done is None:
+            fuels, choices = self._fuels, self._fuel_choices
+            done = self._done[item] = tuple(
+                (user, compiled(m, user, fuels, choices)) for user, m in self._uses.get(item, ())
+            )
+        return done
+
+
 def compile_tables(
     relevant: Sequence[str],
     uses: Mapping[str, Sequence[tuple[str, Any]]],
     produced_by: Mapping[str, Sequence[Any]],
     fuels: Mapping[str, int],
     fuel_choices: Sequence[str],
-) -> tuple[dict[str, tuple[Entry, ...]], dict[str, tuple[tuple[str, Entry], ...]]]:
+) -> tuple[dict[str, tuple[Entry, ...]], CompiledUses]:
     """Per relevant item its compiled ways; per item the (user, compiled way) pairs using it."""
     produced = {
         item: tuple(compiled(m, item, fuels, fuel_choices) for m in produced_by.get(item, ()))
         for item in relevant
     }
-    users = {
-        item: tuple((user, compiled(m, user, fuels, fuel_choices)) for user, m in pairs)
-        for item, pairs in uses.items()
-    }
-    return produced, users
+    return produced, CompiledUses(uses, fuels, fuel_choices)

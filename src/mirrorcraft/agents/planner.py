@@ -27,7 +27,14 @@ from mirrorcraft.agents.knowledge import (
     concrete_grid,
     expand_refs,
 )
-from mirrorcraft.agents.plan_costs import CRAFT, SMELT, SOURCE, Entry, compile_tables
+from mirrorcraft.agents.plan_costs import (
+    CRAFT,
+    SMELT,
+    SOURCE,
+    CompiledUses,
+    Entry,
+    compile_tables,
+)
 from mirrorcraft.body.config import default_body_config
 from mirrorcraft.body.enchanting import is_enchantable
 from mirrorcraft.body.observation import Observation
@@ -57,7 +64,7 @@ class PlanStep:
     """What the planner predicts: ("craft", option key) or ("smelt", (input, station))."""
 
 
-Compiled = tuple[dict[str, tuple[Entry, ...]], dict[str, tuple[tuple[str, Entry], ...]]]
+Compiled = tuple[dict[str, tuple[Entry, ...]], CompiledUses]
 Relevance = tuple[list[str], dict[str, list[tuple[str, Any]]], Compiled]
 _SHARED: dict[tuple[int, tuple[str, ...]], tuple[object, Relevance]] = {}
 """(id of a never-revised belief's origin, goal) -> (that origin, what ``_relevant`` derives):
@@ -249,7 +256,11 @@ class Planner:
         unit_cost, tools = self._cost_function()
         heap: list[tuple[float, str]] = []
         for item in relevant:
-            best = min((unit_cost(e) for e in produced.get(item, ())), default=INF)
+            best = INF  # only a value below INF is kept, so larger ones need not be told apart
+            for e in produced.get(item, ()):
+                value = unit_cost(e)
+                if value < best:
+                    best = value
             if best < INF:
                 unit[item] = best
                 heap.append((best, item))
@@ -261,7 +272,7 @@ class Planner:
             if item in final or c > unit[item]:
                 continue
             final.add(item)
-            for user, entry in compiled_uses.get(item, ()):
+            for user, entry in compiled_uses.get(item):
                 if user in final or user not in unit:
                     continue
                 if entry[0] == SOURCE and tools.get(entry[2], ()) is None:
