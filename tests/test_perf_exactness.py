@@ -226,3 +226,19 @@ def test_nearby_drops_from_piles_equal_a_plain_count() -> None:
         got = [(n.id, n.distance, n.count) for n in ep.observe().nearby_drops]
         assert got == _plain_nearby_drops(ep)
     assert ep.body.state.drops and picked > 0 and ep.body.state.drops_changed == picked
+
+
+def test_a_cache_folder_others_may_write_is_not_used(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    folder = tmp_path / "shared"
+    folder.mkdir(mode=0o777)
+    folder.chmod(0o777)
+    monkeypatch.setenv(cache.ENV, str(folder))
+    entry = world_table()["plains-1"]
+    from mirrorcraft.rules.game import load_game_data
+
+    game = load_game_data()
+    world, grid_file = cache.generate_cached(
+        "plains-1", biome_spec(entry.biome), entry.seed, palette_for(game), mob_variants(game)
+    )
+    assert grid_file is None and not any(folder.iterdir())
+    assert world.grid.shape[0] > 0

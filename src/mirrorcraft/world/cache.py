@@ -16,17 +16,21 @@ episodes run does not change them: a mapping keeps the pages it mapped.)
 
 The folder is ``$MIRRORCRAFT_WORLD_CACHE`` when set (``off`` disables the cache: worlds
 are generated in memory and each episode copies the grid, as before), else
-``mirrorcraft-worlds-<uid>`` in the system's temporary folder.
+``mirrorcraft-worlds-<uid>`` in the system's temporary folder; a folder another user owns
+or may write to is not used. At most ``MAX_ENTRIES`` worlds are kept.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import mmap
 import os
 import shutil
+import stat
 import tempfile
+import time
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -47,6 +51,8 @@ from mirrorcraft.world.spec import BiomeSpec
 
 ENV = "MIRRORCRAFT_WORLD_CACHE"
 FORMAT = "1"
+MAX_ENTRIES = 40
+"""Worlds kept (about 5.8 MiB each); the least recently used beyond this are removed."""
 
 
 def cache_dir() -> Path | None:
@@ -58,6 +64,19 @@ def cache_dir() -> Path | None:
         return Path(setting)
     uid = os.getuid() if hasattr(os, "getuid") else 0
     return Path(tempfile.gettempdir()) / f"mirrorcraft-worlds-{uid}"
+
+
+def _trusted(folder: Path) -> bool:
+    """Whether worlds may be read from ``folder``: created here if missing; one that another
+    user owns, or that others may write to, is not used (its worlds could be anything)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        info = folder.stat()
+    except OSError:
+        return False
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return False
+    return not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def world_key(
@@ -106,16 +125,40 @@ def generate_cached(
 ) -> tuple[GeneratedWorld, Path | None]:
     """The generated world (from the disk cache when it is there) and its grid file."""
     folder = cache_dir()
-    if folder is None:
+    if folder is None or not _trusted(folder):
         return generate(world_id, spec, seed, palette, variants), None
     entry = folder / world_key(world_id, spec, seed, palette, variants)
     loaded = _load(entry, world_id, spec, seed, palette)
     if loaded is not None:
+        with contextlib.suppress(OSError):
+            os.utime(entry / "meta.json")  # recently used: pruned last
         return loaded, entry / "grid.npy"
     if entry.exists():  # unreadable or not what it should be: replace it
         shutil.rmtree(entry, ignore_errors=True)
     world = generate(world_id, spec, seed, palette, variants)
-    return world, _store(entry, world)
+    stored = _store(entry, world)
+    _prune(folder, keep=entry)
+    return world, stored
+
+
+def _prune(folder: Path, keep: Path) -> None:
+    """Remove the least recently used entries beyond ``MAX_ENTRIES`` (episodes that have a
+    removed world's grid mapped keep their mapping)."""
+    try:
+        entries = [
+            (e.joinpath("meta.json").stat().st_mtime, e)
+            for e in folder.iterdir()
+            if e.is_dir() and e != keep and (e / "meta.json").exists()
+        ]
+        stale = time.time() - 3600  # a store that died half-way leaves a .part- folder
+        for part in folder.glob(".part-*"):
+            if part.stat().st_mtime < stale:
+                shutil.rmtree(part, ignore_errors=True)
+    except OSError:
+        return
+    entries.sort()
+    for _mtime, old in entries[: max(len(entries) + 1 - MAX_ENTRIES, 0)]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def episode_grid(world: GeneratedWorld, grid_file: Path | None) -> NDArray[np.uint16]:
