@@ -1,7 +1,8 @@
 """Harness throughput with the reference agents: episodes per second on 1 and 2 workers,
 and the wall time of the paper's main-grid shape (10 worlds x 7 rule sets x 3 tasks x 3 reps).
 
-Run: .venv/bin/python benchmarks/bench_harness.py            (sample, a few minutes)
+Run: .venv/bin/python benchmarks/bench_harness.py            (sample and a ~300-episode
+                                                                mixed grid, a few minutes)
      .venv/bin/python benchmarks/bench_harness.py --quick    (one agent, one world)
      .venv/bin/python benchmarks/bench_harness.py --full     (the whole grid per agent)
 """
@@ -34,17 +35,21 @@ WORLDS = [
 ]
 RULES = ["vanilla", "M01", "M02", "M03", "M04", "M05", "M06"]
 TASKS = ["iron_armor", "diamond", "enchantment"]
+PAPER_EPISODES = 8640
+"""The paper's main study: 10 worlds x 7 rule sets x 3 tasks x 2 models x 3 repetitions x
+6 configurations, plus the disclosed ReAct's Mirror episodes."""
 
 
-def _spec(agent: str, worlds: list[str], reps: int) -> ExperimentSpec:
+def _spec(agent: str | list[str], worlds: list[str], reps: int) -> ExperimentSpec:
+    agents = [agent] if isinstance(agent, str) else agent
     return parse_spec(
         {
             "schema_version": 1,
-            "name": f"bench-{agent}",
+            "name": f"bench-{'-'.join(agents)}",
             "worlds": worlds,
             "rules": RULES,
             "tasks": TASKS,
-            "agents": [agent],
+            "agents": agents,
             "repetitions": reps,
         },
         "bench",
@@ -58,7 +63,9 @@ def warm_up(agent: str, worlds: list[str]) -> None:
         run_job(job)
 
 
-def timed_run(agent: str, worlds: list[str], reps: int, workers: int) -> tuple[int, float]:
+def timed_run(
+    agent: str | list[str], worlds: list[str], reps: int, workers: int
+) -> tuple[int, float]:
     spec = _spec(agent, worlds, reps)
     with tempfile.TemporaryDirectory() as tmp, ResultStore(Path(tmp) / "r.sqlite") as store:
         jobs = plan_jobs(spec, expand(spec), set())
@@ -94,13 +101,31 @@ def main() -> None:
             print(
                 f"{agent:<17} {workers} worker(s): {n} episodes in {secs:6.1f} s = {n / secs:5.2f} episodes/s"
             )
+    if not args.quick:
+        # A mixed grid of about 300 episodes (the four agents, two worlds, two repetitions).
+        n1, s1 = timed_run(agents, worlds, 2, 1)
+        n2, s2 = timed_run(agents, worlds, 2, 2)
+        print(
+            f"mixed grid, {n1} episodes: 1 worker {s1:.1f} s ({n1 / s1:.1f}/s), 2 workers "
+            f"{s2:.1f} s ({n2 / s2:.1f}/s): 2 workers = {s1 / s2:.2f}x of 1"
+        )
+        print(
+            f"paper's 8,640-episode shape with these agents, at the 2-worker rate: "
+            f"about {PAPER_EPISODES / (n2 / s2) / 60:.1f} min (estimated)"
+        )
     if args.full:
         total = 0.0
+        episodes = 0
         for agent in agents:
             n, secs = timed_run(agent, WORLDS, 3, 2)
             total += secs
+            episodes += n
             print(f"main-grid shape, {agent}: {n} episodes in {secs / 60:.1f} min on 2 workers")
-        print(f"main-grid shape, all four reference agents: {total / 60:.1f} min on 2 workers")
+        print(
+            f"main-grid shape, all four reference agents: {episodes} episodes in "
+            f"{total / 60:.1f} min on 2 workers; the paper's 8,640 episodes at that rate: "
+            f"{PAPER_EPISODES / (episodes / total) / 60:.1f} min"
+        )
 
 
 if __name__ == "__main__":

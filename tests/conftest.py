@@ -7,7 +7,11 @@ they are skipped. See docs/real_server.md.
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+from mirrorcraft.world.cache import ENV as WORLD_CACHE_ENV
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -18,3 +22,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="JAR",
         help="run the real-server tests against this Minecraft 1.19 server jar",
     )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_world_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Generated worlds go to a folder of this test session (the commands the tests start
+    inherit it), not the user's cache; set MIRRORCRAFT_WORLD_CACHE to choose another."""
+    if WORLD_CACHE_ENV not in os.environ:
+        os.environ[WORLD_CACHE_ENV] = str(tmp_path_factory.mktemp("worlds"))

@@ -42,6 +42,7 @@ SKIP = {
     "server prepare --jar": "needs a Minecraft 1.19 server jar, which cannot be shipped",
     "--backend mineflayer": "needs saves prepared from a Minecraft server jar",
     "bench_bridge.py": "needs the bridge's npm packages and minutes of real-time digging",
+    "pip install -e '.[bench]'": "installs the peer environment from PyPI (tests are offline)",
 }
 
 SHORTENED = {
@@ -56,6 +57,8 @@ SHORTENED = {
     ),
     "bench_harness.py": (["--quick"], "the full benchmark takes minutes"),
     "bench_remote_agent.py": (["--quick"], "20 actions per episode instead of 100"),
+    "bench_world.py": (["--quick"], "the full benchmark takes minutes"),
+    "bench_peers.py": (["--quick"], "several interleaved rounds take a minute or more"),
 }
 
 

@@ -202,6 +202,9 @@ class Belief:
     config: PlannerConfig
     produced_by: dict[str, list[Any]] = field(default_factory=dict)
     version: int = 0
+    origin: object | None = None
+    """The shared, never revised belief this one was copied from; None once revised
+    (then what is derived from it cannot be shared with other copies)."""
 
     def __post_init__(self) -> None:
         self.reindex()
@@ -220,6 +223,8 @@ class Belief:
                     index[item].append(src)
         self.produced_by = dict(index)
         self.version += 1
+        if self.version > 1:
+            self.origin = None
 
     # -- revisions from observed outcomes ---------------------------------------------
     def set_craft(self, key: str, outputs: tuple[tuple[str, int], ...]) -> None:
@@ -265,6 +270,7 @@ class _FrozenBelief:
             dict(self.mobs),
             dict(self.harvest),
             self.config,
+            origin=self,
         )
 
 

@@ -15,7 +15,7 @@ import heapq
 import json
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,14 @@ from mirrorcraft.agents.knowledge import (
     SourceOption,
     concrete_grid,
     expand_refs,
+)
+from mirrorcraft.agents.plan_costs import (
+    CRAFT,
+    SMELT,
+    SOURCE,
+    CompiledUses,
+    Entry,
+    compile_tables,
 )
 from mirrorcraft.body.config import default_body_config
 from mirrorcraft.body.enchanting import is_enchantable
@@ -56,10 +64,15 @@ class PlanStep:
     """What the planner predicts: ("craft", option key) or ("smelt", (input, station))."""
 
 
-_RELEVANCE: dict[
-    int, tuple[tuple[int, tuple[str, ...]], list[str], dict[str, list[tuple[str, Any]]]]
-] = {}
-"""Per belief object: the relevant items and dependents for its current version and goal."""
+Compiled = tuple[dict[str, tuple[Entry, ...]], CompiledUses]
+Relevance = tuple[list[str], dict[str, list[tuple[str, Any]]], Compiled]
+_SHARED: dict[tuple[int, tuple[str, ...]], tuple[object, Relevance]] = {}
+"""(id of a never-revised belief's origin, goal) -> (that origin, what ``_relevant`` derives):
+shared by every episode planning with the same rules (the origin is kept, so its id
+cannot be reused while the entry is here)."""
+_OWN: dict[int, tuple[object, int, tuple[str, ...], Relevance]] = {}
+"""id of a revised belief -> (that belief, its version, goal, relevance)."""
+CACHE_LIMIT = 64
 
 
 class Blocked(Exception):
@@ -103,17 +116,7 @@ class Planner:
     def __init__(self, belief: Belief, memory: Memory):
         self.b = belief
         self.mem = memory
-        cfg = belief.config
-        self.bulk = set(expand_refs(belief.rules, cfg.bulk_blocks))
-        self.fuels = sorted(
-            (
-                i
-                for i in belief.rules.fuels
-                if belief.rules.fuels[i] > 0 and i not in belief.rules.game.tools
-            ),
-            key=lambda i: (-belief.rules.fuels[i], i),
-        )
-        self.no_burn = frozenset(default_body_config().facilities)
+        self.bulk, self.fuels, self.no_burn = _setup(belief.rules, belief.config)
 
     # -- entry point ----------------------------------------------------------------
     def decide(self, obs: Observation, goal: tuple[str, tuple[str, ...]]) -> PlanStep | None:
@@ -182,10 +185,22 @@ class Planner:
         self, goal_items: tuple[str, ...]
     ) -> tuple[list[str], dict[str, list[tuple[str, Any]]]]:
         """Items that can matter for the goal, and for each item the (user, method) pairs using it."""
-        key = (self.b.version, goal_items)
-        cached = _RELEVANCE.get(id(self.b))
-        if cached is not None and cached[0] == key:
-            return cached[1], cached[2]
+        origin = self.b.origin
+        if origin is not None:
+            shared = _SHARED.get((id(origin), goal_items))
+            if shared is not None and shared[0] is origin:
+                self._compiled = shared[1][2]
+                return shared[1][0], shared[1][1]
+        else:
+            own = _OWN.get(id(self.b))
+            if (
+                own is not None
+                and own[0] is self.b
+                and own[1] == self.b.version
+                and own[2] == goal_items
+            ):
+                self._compiled = own[3][2]
+                return own[3][0], own[3][1]
         todo = [
             *list(goal_items),
             "enchanting_table",
@@ -215,7 +230,18 @@ class Planner:
                 todo.extend(sorted(deps))
         relevant = sorted(i for i in seen if i != "inventory")
         result = (relevant, dict(uses))
-        _RELEVANCE[id(self.b)] = (key, *result)
+        self._compiled = compile_tables(
+            relevant, uses, self.b.produced_by, self.b.rules.fuels, FUEL_CHOICES
+        )
+        entry = (*result, self._compiled)
+        if origin is not None:
+            if len(_SHARED) > CACHE_LIMIT:
+                _SHARED.clear()
+            _SHARED[(id(origin), goal_items)] = (origin, entry)
+        else:
+            if len(_OWN) > CACHE_LIMIT:
+                _OWN.clear()
+            _OWN[id(self.b)] = (self.b, self.b.version, goal_items, entry)
         return result
 
     def _unit_costs(self, relevant: list[str], uses: dict[str, list[tuple[str, Any]]]) -> None:
@@ -225,30 +251,124 @@ class Planner:
         much as each of its inputs, so items are finalised cheapest first, and only the
         methods that use a newly finalised item are re-evaluated.
         """
-        self.unit = dict.fromkeys(relevant, INF)
+        self.unit = unit = dict.fromkeys(relevant, INF)
+        produced, compiled_uses = self._compiled
+        unit_cost, tools = self._cost_function()
         heap: list[tuple[float, str]] = []
         for item in relevant:
-            best = min(
-                (self._method_cost(m, item, 1) for m in self.b.produced_by.get(item, ())),
-                default=INF,
-            )
+            best = INF  # only a value below INF is kept, so larger ones need not be told apart
+            for e in produced.get(item, ()):
+                value = unit_cost(e)
+                if value < best:
+                    best = value
             if best < INF:
-                self.unit[item] = best
+                unit[item] = best
                 heap.append((best, item))
         heapq.heapify(heap)
         final: set[str] = set()
+        push, pop = heapq.heappush, heapq.heappop
         while heap:
-            c, item = heapq.heappop(heap)
-            if item in final or c > self.unit[item]:
+            c, item = pop(heap)
+            if item in final or c > unit[item]:
                 continue
             final.add(item)
-            for user, method in uses.get(item, ()):
-                if user in final or user not in self.unit:
+            for user, entry in compiled_uses.get(item):
+                if user in final or user not in unit:
                     continue
-                value = self._method_cost(method, user, 1)
-                if value < self.unit[user] - 1e-9:
-                    self.unit[user] = value
-                    heapq.heappush(heap, (value, user))
+                if entry[0] == SOURCE and tools.get(entry[2], ()) is None:
+                    # Mined with a tool owned (or by hand): its cost is what the first pass
+                    # found, already no lower than the item's cost, so it changes nothing.
+                    continue
+                value = unit_cost(entry)
+                if value < unit[user] - 1e-9:
+                    unit[user] = value
+                    push(heap, (value, user))
+
+    def _cost_function(
+        self,
+    ) -> tuple[Callable[[Entry], float], dict[str, tuple[str, ...] | None]]:
+        """``_method_cost(m, item, 1)`` of a compiled way (see plan_costs), reading the unit
+        costs as they are being settled: the same floats as ``_method_cost``, except that a
+        value >= INF may come back as INF (no caller tells them apart). What depends only
+        on this step (stations owned, tools owned, exploring) is worked out once; the
+        second value is that per block: None when no tool is needed or one is owned, else
+        the tools that would harvest it."""
+        inv, unit = self.inv, self.unit
+        fuels = self.b.rules.fuels
+        fuel_ticks = self.fuel_ticks
+        stations: dict[str, float | None] = {}
+        tools: dict[str, tuple[str, ...] | None] = {}
+        explore: dict[tuple[str, str], float] = {}
+
+        def station_cost(station: str) -> float:
+            fixed = stations.get(station, -1.0)
+            if fixed == -1.0:
+                if station == "inventory" or station in self.facilities:
+                    fixed = 0.0
+                elif inv.get(station, 0) > 0:
+                    fixed = 1.0
+                else:
+                    fixed = None
+                stations[station] = fixed
+            return 1.0 + unit.get(station, INF) if fixed is None else fixed
+
+        def tool_cost(block: str) -> float:
+            if block in tools:
+                able = tools[block]
+            else:
+                owned = self.b.harvest.get(block, frozenset())
+                free = "hand" in owned or any(inv.get(t, 0) > 0 for t in owned)
+                able = tools[block] = None if free else tuple(sorted(owned))
+            if able is None:
+                return 0.0
+            return min((unit.get(t, INF) for t in able), default=INF)
+
+        def cost(e: Entry) -> float:
+            kind = e[0]
+            if kind == CRAFT:
+                total: float = e[1] + station_cost(e[2])
+                for items, n in e[3]:
+                    best = INF
+                    first = True
+                    for i in items:
+                        need = n - inv.get(i, 0)
+                        c = 0.0 if need <= 0 else unit.get(i, INF) * need
+                        if first or c < best:
+                            best, first = c, False
+                    total += best
+                    if total >= INF:
+                        return INF
+                return total
+            if kind == SMELT:
+                _k, sixth, station, source, units, need, pairs = e
+                sixth_f: float = sixth
+                need_in = units - inv.get(source, 0)
+                cost_in = 0.0 if need_in <= 0 else unit.get(source, INF) * need_in
+                if cost_in >= INF:
+                    # Every other term is >= 0: the sum is >= INF, which changes no cost
+                    # (callers keep only values below INF), so the rest is not added up.
+                    return INF
+                if fuel_ticks - fuels.get(source, 0) * inv.get(source, 0) >= need:
+                    fuel = 0.0
+                else:
+                    fuel = INF
+                    for f, mult in pairs:
+                        fuel = min(fuel, unit.get(f, INF) * mult)
+                total = sixth_f + station_cost(station) + fuel
+                return total + cost_in
+            if kind == SOURCE:
+                key = (e[2], e[3])
+                seen = explore.get(key)
+                if seen is None:
+                    seen = explore[key] = self.explore_cost(e[2], e[3])
+                base: float = e[1]
+                total = base + seen
+                if e[3] == "block":
+                    total += tool_cost(e[2])
+                return total
+            return INF
+
+        return cost, tools
 
     def cost(self, item: str, n: int) -> float:
         """Estimated actions to get ``n`` more of ``item`` beyond what is owned."""
@@ -538,6 +658,26 @@ class Planner:
             {"skill": "enchant", "args": {"item": owned[0], "option": "lowest"}},
             f"enchant {owned[0]}",
         )
+
+
+_SETUP: dict[tuple[int, int], tuple[Any, Any, set[str], list[str], frozenset[str]]] = {}
+
+
+def _setup(rules: RuleSet, cfg: Any) -> tuple[set[str], list[str], frozenset[str]]:
+    """What a planner derives from its rules and settings alone (the same every decision):
+    bulk blocks, fuels best first, facilities never burnt. Kept per (rules, settings)."""
+    key = (id(rules), id(cfg))
+    hit = _SETUP.get(key)
+    if hit is None or hit[0] is not rules or hit[1] is not cfg:
+        bulk = set(expand_refs(rules, cfg.bulk_blocks))
+        fuels = sorted(
+            (i for i in rules.fuels if rules.fuels[i] > 0 and i not in rules.game.tools),
+            key=lambda i: (-rules.fuels[i], i),
+        )
+        if len(_SETUP) > CACHE_LIMIT:
+            _SETUP.clear()
+        hit = _SETUP[key] = (rules, cfg, bulk, fuels, frozenset(default_body_config().facilities))
+    return set(hit[2]), list(hit[3]), hit[4]
 
 
 def _method_name(m: Any) -> str:

@@ -52,6 +52,36 @@ def keyed_random(*parts: object) -> random.Random:
     return random.Random(int.from_bytes(digest, "big"))
 
 
+class LazyKeyedRandom:
+    """The draws of ``keyed_random(*parts)``, seeded only when a first number is drawn.
+
+    Most loot rolls (a stone or a log breaking) draw nothing; seeding a generator costs
+    more than the roll itself.
+    """
+
+    __slots__ = ("_parts", "_rng")
+
+    def __init__(self, *parts: object):
+        self._parts = parts
+        self._rng: random.Random | None = None
+
+    @property
+    def drawn(self) -> bool:
+        """Whether any number has been drawn (a roll that drew none can be remembered)."""
+        return self._rng is not None
+
+    def _real(self) -> random.Random:
+        if self._rng is None:
+            self._rng = keyed_random(*self._parts)
+        return self._rng
+
+    def random(self) -> float:
+        return self._real().random()
+
+    def randrange(self, stop: int, /) -> int:
+        return self._real().randrange(stop)
+
+
 class Body:
     def __init__(
         self,
@@ -84,6 +114,8 @@ class Body:
         self._tools_now: frozenset[str] = frozenset()
         self._tools_version = -1
         self._best_cache: dict[str, str | None] = {}
+        self._clear_cache: dict[str, bool] = {}
+        self._clear_tools: frozenset[str] | None = None
         self.signature: tuple[str, ...] = ()
         self.broken: list[str] = []
         """Tools that broke in the current skill call (its result reports them)."""
@@ -158,10 +190,21 @@ class Body:
         return self.rules.can_harvest(block, tool)
 
     def can_clear(self, block: str) -> bool:
-        info = self.rules.game.blocks.get(block)
-        if info is None or not info.diggable or info.hardness < 0:
-            return False
-        return self.can_harvest_now(block)
+        """Whether owned tools can dig ``block`` out of the way (cached per set of owned tools)."""
+        key = self._tool_key()
+        if key != self._clear_tools:
+            self._clear_tools, self._clear_cache = key, {}
+        known = self._clear_cache.get(block)
+        if known is None:
+            info = self.rules.game.blocks.get(block)
+            known = (
+                info is not None
+                and info.diggable
+                and info.hardness >= 0
+                and self.can_harvest_now(block)
+            )
+            self._clear_cache[block] = known
+        return known
 
     def choose_copy(self, block: str, needed: bool) -> Key | None:
         """The tool copy that breaks ``block``; None: the bare hand.
@@ -266,7 +309,7 @@ class Body:
 
     def _roll(self, table: LootTable, ctx: LootContext, key: str) -> list[ItemStack]:
         """Roll a loot table with this action's keyed draws and report it to the evaluator."""
-        drops = self.rules.roll(table, ctx, self.rng(key))
+        drops = self.rules.roll(table, ctx, LazyKeyedRandom(self.episode_seed, self.step, key))
         self.events.rule_applied(
             RuleApplication(
                 "loot",

@@ -38,6 +38,8 @@ class Inventory:
     counts: dict[Key, int] = field(default_factory=dict)
     version: int = 0
     """Bumped on every change, so callers can cache what they derive from the contents."""
+    _slots: int = field(default=0, init=False, repr=False, compare=False)
+    _slots_at: int = field(default=-1, init=False, repr=False, compare=False)
 
     def total(self, item: str) -> int:
         return sum(c for (name, _e, _d), c in self.counts.items() if name == item)
@@ -58,7 +60,12 @@ class Inventory:
         )
 
     def used_slots(self) -> int:
-        return sum(-(-c // max(self.stack_sizes.get(k[0], 64), 1)) for k, c in self.counts.items())
+        if self._slots_at != self.version:
+            self._slots = sum(
+                -(-c // max(self.stack_sizes.get(k[0], 64), 1)) for k, c in self.counts.items()
+            )
+            self._slots_at = self.version
+        return self._slots
 
     def room_for(self, item: str, enchantments: Enchantments = (), damage: int = 0) -> int:
         """How many more of this item fit (existing partial stacks plus free slots)."""

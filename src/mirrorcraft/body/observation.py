@@ -191,6 +191,10 @@ class ObservationBuilder:
         )
         self._cache_key: tuple[Any, ...] | None = None
         self._cache: list[Nearby] = []
+        self._census_at: tuple[tuple[int, int, int], int] | None = None
+        self._piles: dict[tuple[int, int, int], dict[str, int]] = {}
+        self._piles_at = (-1, 0)
+        self._found: dict[int, int] = {}
         self._skills = list(skill_specs())
 
     def nearby_blocks(self) -> list[Nearby]:
@@ -198,13 +202,61 @@ class ObservationBuilder:
         key = (b.pos, b.state.version)
         if key != self._cache_key:
             names = b.state.loaded.world.palette.names
-            found = b.state.index.nearest_each(
-                b.state.grid, b.state.placed, self._observable_ids, b.pos, b.config.observe_radius
-            )
+            found = self._census()
             out = [Nearby(names[bid], _round(d2)) for bid, d2 in found.items()]
             out.sort(key=lambda n: (n.distance, n.id))
             self._cache_key, self._cache = key, out
         return self._cache
+
+    def _census(self) -> dict[int, int]:
+        """Observable block id -> squared distance of its nearest block within the radius.
+
+        Recomputed when the body moved. When it stands where the last census was taken,
+        the census is brought up to date from the block changes since then: a block that
+        appeared can only bring its id nearer; an id whose nearest block changed is
+        looked up again. Both give exactly what a full recomputation gives.
+        """
+        b = self.body
+        state = b.state
+        radius = b.config.observe_radius
+        last = self._census_at
+        behind = state.version - last[1] if last is not None else 0
+        if last is None or last[0] != b.pos or behind > len(state.changes):
+            found = state.index.nearest_each(
+                state.grid, state.placed, self._observable_ids, b.pos, radius
+            )
+        else:
+            found = dict(self._found)
+            r2 = int(radius * radius)
+            stale: set[int] = set()
+            changes = list(state.changes)[len(state.changes) - behind :] if behind else []
+            for where, old, new in changes:
+                d2 = dist2(where, b.pos)
+                if old in self._observable_ids and found.get(old) == d2:
+                    stale.add(old)
+                if new in self._observable_ids and d2 <= r2 and d2 < found.get(new, r2 + 1):
+                    found[new] = d2
+            for bid in sorted(stale):
+                hits = state.index.nearest(state.grid, state.placed, [bid], b.pos, radius)
+                if hits:
+                    found[bid] = hits[0].d2
+                else:
+                    found.pop(bid, None)
+        self._census_at = (b.pos, state.version)
+        self._found = found
+        return found
+
+    def _drop_piles(self) -> dict[tuple[int, int, int], dict[str, int]]:
+        """Items on the ground by position (drops pile up where the body stood), kept up to
+        date as drops are added; rebuilt when one was picked up."""
+        state = self.body.state
+        if self._piles_at[0] != state.drops_changed or self._piles_at[1] > len(state.drops):
+            self._piles, self._piles_at = {}, (state.drops_changed, 0)
+        for d in state.drops[self._piles_at[1] :]:
+            pile = self._piles.setdefault(d.pos, {})
+            pile[d.item] = pile.get(d.item, 0) + d.count
+        self._piles_at = (state.drops_changed, len(state.drops))
+        return self._piles
 
     def build(
         self, progress: ProgressView, budget: Budget, last: ActionResult | None
@@ -221,14 +273,14 @@ class ObservationBuilder:
                     ents.setdefault(mob.type, []).append(d2)
         dr2 = b.config.drop_radius**2
         drops: dict[str, list[int]] = {}
-        for d in b.state.drops:
-            d2 = dist2(d.pos, b.pos)
-            if d2 <= dr2:
-                drops.setdefault(d.item, []).append(d2)
         drop_counts: dict[str, int] = {}
-        for d in b.state.drops:
-            if dist2(d.pos, b.pos) <= dr2:
-                drop_counts[d.item] = drop_counts.get(d.item, 0) + d.count
+        px, py, pz = b.pos
+        for (x, y, z), pile in self._drop_piles().items():
+            d2 = (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2
+            if d2 <= dr2:
+                for item, count in pile.items():
+                    drops.setdefault(item, []).append(d2)
+                    drop_counts[item] = drop_counts.get(item, 0) + count
         equipped = {"hand": b.hand[0] if b.hand else None}
         for slot in ("head", "chest", "legs", "feet"):
             equipped[slot] = b.armor[slot][0] if slot in b.armor else None

@@ -68,27 +68,38 @@ def _line_approach(
     """Walk the straight line until within reach; the rest of the line must be clear to see."""
     reach2 = reach * reach
     passable = state.passable_ids
+    names = state.loaded.world.palette.names
+    grid, size, min_y, max_y = state.grid, state.size, state.min_y, state.max_y
+    clearable: dict[int, bool] = {}
     digs: list[Pos] = []
     froms: list[Pos] = []
     seen: set[Pos] = set()
     stand = start
+    tx, ty, tz = target
     for cell in line_cells(start, target)[1:]:
         if cell == target:
             break
-        walking = dist2(stand, target) > reach2
-        for c in (cell, (cell[0], cell[1] + 1, cell[2])) if walking else (cell,):
-            if c == target or c in seen or not state.in_bounds(c):
+        x, y, z = cell
+        walking = (stand[0] - tx) ** 2 + (stand[1] - ty) ** 2 + (stand[2] - tz) ** 2 > reach2
+        for c in (cell, (x, y + 1, z)) if walking else (cell,):
+            if c == target or c in seen:
+                continue
+            cx, cy, cz = c
+            if not (0 <= cx < size and 0 <= cz < size and min_y <= cy < max_y):
                 continue
             seen.add(c)
-            if state.block_id(c) in passable:
+            bid = grid.item(cx, cz, cy - min_y)
+            if bid in passable:
                 continue
-            name = state.block(c)
-            if not can_clear(name):
-                return Blocked(c, name)
+            ok = clearable.get(bid)
+            if ok is None:
+                ok = clearable[bid] = can_clear(names[bid])
+            if not ok:
+                return Blocked(c, names[bid])
             digs.append(c)
             froms.append(stand)
             if len(digs) > max_digs:
-                return Blocked(c, name, too_far=True)
+                return Blocked(c, names[bid], too_far=True)
         if walking:
             stand = cell
     return Approach(stand, tuple(digs), tuple(froms))

@@ -196,7 +196,7 @@ def biome_report(raw: object, tasks: tuple[str, ...], base: str, worlds: int = 2
     loaded: list[LoadedWorld] = []
     for k, seed in enumerate(DESIGN_SEEDS[: max(worlds, 1)], 1):
         try:
-            loaded.append(load_custom_world(f"{spec.biome}-design-{k}", spec, seed))
+            loaded.append(load_custom_world(f"{spec.biome}-design-{k}", spec, seed, on_disk=False))
         except (ValueError, IndexError) as exc:
             report.invalid(f"generation failed: {exc}")
             return BiomeCandidate(report, spec)

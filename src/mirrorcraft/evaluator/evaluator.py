@@ -23,6 +23,7 @@ class Evaluator:
         self.task = task
         self.milestones = MilestoneTracker(active, task)
         self.encounters = EncounterLog(vanilla, active)
+        self._view: tuple[int, ProgressView] | None = None
 
     # EventSink ---------------------------------------------------------------------
     def rule_applied(self, app: RuleApplication) -> None:
@@ -44,4 +45,9 @@ class Evaluator:
         return self.milestones.success()
 
     def public_view(self) -> ProgressView:
-        return self.milestones.view(self.milestones.completed)
+        """What the agent may see (an immutable value, rebuilt only when an advancement
+        was completed: completions are only ever added)."""
+        done = len(self.milestones.completed)
+        if self._view is None or self._view[0] != done:
+            self._view = (done, self.milestones.view(self.milestones.completed))
+        return self._view[1]

@@ -92,18 +92,48 @@ class MilestoneTracker(TaskProgress):
 
     def __post_init__(self) -> None:
         self._order = tracked_advancements(self.rules, self.task)
-
-    def _grant(self, fires_for: str, fires: object, step: int) -> list[str]:
-        newly: list[str] = []
+        self._rank = {a: i for i, a in enumerate(self._order)}
+        self._scanned = False
+        # inventory_changed criteria that test one changed stack against fixed item ids are
+        # looked up by the gained items; every other one is checked on every change.
+        self._by_item: dict[str, set[str]] = {}
+        self._always: set[str] = set()
         for adv_id in self._order:
+            for crit in self.rules.advancements[adv_id].criteria.values():
+                if crit.trigger != "inventory_changed":
+                    continue
+                s = crit.slots
+                plain = s.occupied.is_any and s.full.is_any and s.empty.is_any
+                if plain and len(crit.items) == 1 and crit.items[0].items is not None:
+                    for item in crit.items[0].items:
+                        self._by_item.setdefault(item, set()).add(adv_id)
+                else:
+                    self._always.add(adv_id)
+
+    def _grant(
+        self, fires_for: str, fires: object, step: int, candidates: set[str] | None = None
+    ) -> list[str]:
+        """Grant what ``fires`` newly meets; ``candidates`` (after a first full pass): only
+        these advancements can change, every other one is skipped."""
+        order = self._order
+        first = not self._scanned
+        if candidates is not None and not first:
+            order = sorted(candidates, key=self._rank.__getitem__)
+        self._scanned = True
+        newly: list[str] = []
+        for adv_id in order:
             if adv_id in self.completed:
                 continue
             adv = self.rules.advancements[adv_id]
             have = self.met.setdefault(adv_id, set())
+            added = False
             for name, crit in adv.criteria.items():
                 if name not in have and crit.trigger == fires_for and fires(crit):  # type: ignore[operator]
                     have.add(name)
-            if adv.is_done(have):
+                    added = True
+            # An advancement not done is only re-judged when it met a criterion (after the
+            # first pass, which judges every one): its requirements read nothing else.
+            if (first or added) and adv.is_done(have):
                 self.completed[adv_id] = step
                 newly.append(adv_id)
         return newly
@@ -117,7 +147,10 @@ class MilestoneTracker(TaskProgress):
         def fires(crit: Criterion) -> bool:
             return any(inventory_changed_fires(crit, view, g, sizes) for g in gained)
 
-        return self._grant("inventory_changed", fires, step)
+        candidates = set(self._always)
+        for g in gained:
+            candidates.update(self._by_item.get(g.item, ()))
+        return self._grant("inventory_changed", fires, step, candidates)
 
     def item_enchanted(self, item: ItemStack, levels: int, step: int) -> list[str]:
         return self._grant(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -90,6 +90,11 @@ class RuleSet:
     fingerprint: str
     _crafting: CraftingMatcher
     _cooking: Mapping[tuple[str, str], CookingRecipe]
+    _loot_memo: dict[tuple[Any, ...], tuple[LootTable, tuple[ItemStack, ...]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """Rolls that drew no random number and read no neighbouring block, by table and
+    context: rolling them again gives the same drops (see ``roll``)."""
 
     # -- construction ----------------------------------------------------------
     @classmethod
@@ -200,8 +205,24 @@ class RuleSet:
         )
 
     def roll(self, table: LootTable, ctx: LootContext, rng: RandomSource) -> list[ItemStack]:
+        """Roll ``table``. A random source that tells whether it was drawn from (``drawn``)
+        lets a roll that drew nothing and asked nothing about neighbouring blocks be
+        remembered: the same table and context then give the same drops without rolling.
+        """
+        key = _memo_key(table, ctx) if hasattr(rng, "drawn") else None
+        if key is not None:
+            known = self._loot_memo.get(key)
+            if known is not None and known[0] is table:
+                return list(known[1])
+            spy = _LookupSpy(ctx.lookup)
+            ctx = replace(ctx, lookup=spy if ctx.lookup is not None else None)
         runtime = LootRuntime(rng=rng, ctx=ctx, tables=self.loot_tables, smelt=self.smelt_result)
-        return table.roll(runtime)
+        drops = table.roll(runtime)
+        if key is not None and not getattr(rng, "drawn", True) and not spy.used:
+            if len(self._loot_memo) > LOOT_MEMO_LIMIT:
+                self._loot_memo.clear()
+            self._loot_memo[key] = (table, tuple(drops))
+        return drops
 
     def table_outputs(self, table: LootTable) -> frozenset[str]:
         """Every item a table can drop, following references and furnace_smelt."""
@@ -223,6 +244,44 @@ class RuleSet:
 
     def display_name(self, item: str) -> str:
         return self.game.display_names.get(item, item)
+
+
+LOOT_MEMO_LIMIT = 4096
+
+
+class _LookupSpy:
+    """A block lookup that notes whether a roll asked it anything."""
+
+    __slots__ = ("inner", "used")
+
+    def __init__(self, inner: BlockLookup | None):
+        self.inner = inner
+        self.used = False
+
+    def __call__(self, dx: int, dy: int, dz: int) -> tuple[str, Mapping[str, str]]:
+        self.used = True
+        assert self.inner is not None
+        return self.inner(dx, dy, dz)
+
+
+def _memo_key(table: LootTable, ctx: LootContext) -> tuple[Any, ...] | None:
+    """Everything of a loot context a roll can depend on, except the world around it.
+
+    A tool's wear is left out: no loot predicate the simulator interprets reads it.
+    """
+    tool = ctx.tool
+    return (
+        id(table),
+        table.location,
+        None if tool is None else (tool.item, tool.count, tool.enchantments),
+        ctx.explosion_radius,
+        ctx.this_entity,
+        ctx.killer_is_player,
+        ctx.looting,
+        ctx.luck,
+        ctx.block,
+        tuple(sorted(ctx.block_properties.items())),
+    )
 
 
 def _layered(packs: Sequence[PackData], category: str) -> dict[str, tuple[str, Any]]:

@@ -104,12 +104,18 @@ def warm(jobs: Iterable[Job]) -> None:
     jobs = list(jobs)
     try:
         vanilla_rules()
-        for rules in dict.fromkeys(j.condition.rules for j in jobs):
-            resolve_rules(rules)
-        for world in dict.fromkeys(j.condition.world for j in jobs if j.backend == "sim"):
-            load_world(world)
     except Exception:  # the episode that needs it records the problem as its fault
         return
+    for rules in dict.fromkeys(j.condition.rules for j in jobs):
+        try:
+            resolve_rules(rules)
+        except Exception:  # only the episodes that use this rule set report it
+            continue
+    for world in dict.fromkeys(j.condition.world for j in jobs if j.backend == "sim"):
+        try:
+            load_world(world)
+        except Exception:  # only the episodes in this world report it
+            continue
 
 
 def run_local(

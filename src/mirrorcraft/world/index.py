@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,8 +25,9 @@ NEAR_CUBE = 6
 Pos = tuple[int, int, int]
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
+    """One block found by a search (a named tuple: searches make many of them)."""
+
     d2: int
     pos: Pos  # (x, y, z)
     block_id: int
@@ -35,7 +37,7 @@ class Hit:
         return float(self.d2**0.5)
 
 
-GROUP = 16
+GROUP = 8
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,8 @@ class BlockIndex:
         ends = np.searchsorted(ids_sorted, present, side="right")
         self.counts: dict[int, int] = {}
         self._combos: dict[frozenset[int], _Combined] = {}
+        self._luts: dict[frozenset[int], NDArray[np.bool_]] = {}
+        self._near: dict[tuple[int, int, int, int, int], NDArray[np.int32]] = {}
         self.rare: dict[
             int, tuple[NDArray[np.int64], NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]]
         ] = {}
@@ -140,7 +144,7 @@ class BlockIndex:
 
     def _combined(self, ids: frozenset[int]) -> _Combined:
         """The generated positions of several rare ids in one set of arrays, grouped by
-        16-block section so that a query only reads the sections near the body (cached)."""
+        GROUP-block section (8) so that a query only reads the sections near the body (cached)."""
         cached = self._combos.get(ids)
         if cached is not None:
             return cached
@@ -214,8 +218,7 @@ class BlockIndex:
         r = min(NEAR_CUBE, int(np.ceil(radius)))
         x0, z0, y0 = max(px - r, 0), max(pz - r, 0), max(pyi - r, 0)
         sub = grid[x0 : min(px + r + 1, sx), z0 : min(pz + r + 1, sz), y0 : min(pyi + r + 1, sy)]
-        ids_arr = np.array(sorted(ids), dtype=np.uint16)
-        xs, zs, ys = np.nonzero(np.isin(sub, ids_arr))
+        xs, zs, ys = np.nonzero(self._lut(ids)[sub])
         if xs.size:
             vals = sub[xs, zs, ys].astype(np.int32)
             dx, dy, dz = xs + x0 - px, ys + y0 - pyi, zs + z0 - pz
@@ -235,10 +238,72 @@ class BlockIndex:
                     out[b] = d2
         return out
 
+    def _lut(self, ids: list[int]) -> NDArray[np.bool_]:
+        """Block id -> whether it is one of ``ids`` (cached per set of ids)."""
+        key = frozenset(ids)
+        lut = self._luts.get(key)
+        if lut is None:
+            lut = np.zeros(65536, dtype=np.bool_)
+            lut[sorted(key)] = True
+            self._luts[key] = lut
+        return lut
+
     def _section_min(self, grid: NDArray[np.uint16], b: int, pos: Pos, radius: float) -> int | None:
-        """The nearest squared distance of ``b`` found by scanning its candidate sections."""
-        hits = self._section_hits(grid, b, pos, radius, 1, False)
-        return min((h.d2 for h in hits), default=None)
+        """The nearest squared distance of ``b`` within ``radius``, scanning its candidate
+        sections nearest first (exact: a section is read only while it could hold a nearer
+        block than the best found)."""
+        px, py, pz = pos
+        pyi = py - self.min_y
+        r2 = int(radius * radius)
+        lo, bound = self._near_sections(b, pos, radius)
+        best: int | None = None
+        for i in np.argsort(bound, kind="stable").tolist():
+            if bound[i] > r2 or (best is not None and bound[i] > best):
+                break
+            x0, z0, y0 = (int(v) for v in lo[i])
+            sub = grid[x0 : x0 + SECTION, z0 : z0 + SECTION, y0 : y0 + SECTION]
+            xs, zs, ys = np.nonzero(sub == b)
+            if not xs.size:
+                continue
+            dx, dy, dz = xs + (x0 - px), ys + (y0 - pyi), zs + (z0 - pz)
+            d2 = int((dx * dx + dy * dy + dz * dz).min())
+            if d2 <= r2 and (best is None or d2 < best):
+                best = d2
+        return best
+
+    def _near_sections(
+        self, b: int, pos: Pos, radius: float
+    ) -> tuple[NDArray[np.int32], NDArray[np.int64]]:
+        """Origins of ``b``'s generated sections that may lie within ``radius`` of ``pos``,
+        and each one's smallest possible squared distance from ``pos``.
+
+        The candidates are kept per 8-block cell of the body (any section within the radius
+        of some point of that cell), so a query only measures those few.
+        """
+        px, py, pz = pos
+        pyi = py - self.min_y
+        cell = (b, px // SECTION, pz // SECTION, pyi // SECTION, int(radius * radius))
+        lo = self._near.get(cell)
+        if lo is None:
+            secs = self.sections.get(b)
+            if secs is None or not len(secs):
+                lo = np.zeros((0, 3), dtype=np.int32)
+            else:
+                all_lo = secs * SECTION
+                c_lo = np.array(
+                    [cell[1] * SECTION, cell[2] * SECTION, cell[3] * SECTION], dtype=np.int32
+                )
+                c_hi = c_lo + SECTION - 1
+                # Gap between two boxes: the nearest any point of the body's cell can be.
+                gap = np.maximum(np.maximum(all_lo - c_hi, c_lo - (all_lo + SECTION - 1)), 0)
+                near = (gap * gap).sum(axis=1) <= int(radius * radius)
+                lo = np.ascontiguousarray(all_lo[near])
+            if len(self._near) > 4096:
+                self._near.clear()
+            self._near[cell] = lo
+        p = np.array([px, pz, pyi], dtype=np.int32)
+        gap = np.maximum(np.maximum(lo - p, p - (lo + SECTION - 1)), 0)
+        return lo, (gap * gap).sum(axis=1).astype(np.int64)
 
     def is_rare(self, block_id: int) -> bool:
         return block_id in self.rare or block_id not in self.counts

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from mirrorcraft.rules.game import GameData, load_game_data
 from mirrorcraft.safeload import load_yaml_file
+from mirrorcraft.world.cache import generate_cached
 from mirrorcraft.world.generate import GeneratedWorld, generate
 from mirrorcraft.world.index import BlockIndex
 from mirrorcraft.world.palette import make_palette
@@ -84,6 +85,8 @@ class LoadedWorld:
 
     world: GeneratedWorld
     index: BlockIndex
+    grid_file: Path | None = None
+    """The world's grid on disk (see world/cache.py): episodes map it copy-on-write."""
 
 
 FILE_WORLD_SEP = "#"
@@ -144,10 +147,10 @@ def load_world(world_id: str) -> LoadedWorld:
 def _load_packaged(world_id: str) -> LoadedWorld:
     entry = world_table()[world_id]
     game = load_game_data()
-    world = generate(
+    world, grid_file = generate_cached(
         world_id, biome_spec(entry.biome), entry.seed, palette_for(game), mob_variants(game)
     )
-    return LoadedWorld(world, BlockIndex(world))
+    return LoadedWorld(world, BlockIndex(world), grid_file)
 
 
 @lru_cache(maxsize=8)
@@ -161,8 +164,16 @@ def _load_file_world(world_id: str, digest: str) -> LoadedWorld:
     return load_custom_world(world_id, spec, ref[1])
 
 
-def load_custom_world(world_id: str, spec: BiomeSpec, seed: int) -> LoadedWorld:
-    """A world from a user's own spec and seed (not cached)."""
+def load_custom_world(
+    world_id: str, spec: BiomeSpec, seed: int, *, on_disk: bool = True
+) -> LoadedWorld:
+    """A world from a user's own spec and seed (not kept in memory). With ``on_disk`` it is
+    kept on disk keyed by the spec's content, like every generated world (world/cache.py);
+    throwaway candidates (the biome designer's) are generated in memory only."""
     game = load_game_data()
-    world = generate(world_id, spec, seed, palette_for(game), mob_variants(game))
-    return LoadedWorld(world, BlockIndex(world))
+    palette, variants = palette_for(game), mob_variants(game)
+    if not on_disk:
+        world = generate(world_id, spec, seed, palette, variants)
+        return LoadedWorld(world, BlockIndex(world))
+    world, grid_file = generate_cached(world_id, spec, seed, palette, variants)
+    return LoadedWorld(world, BlockIndex(world), grid_file)

@@ -7,15 +7,28 @@ immutable generated world, so no episode sees another's changes.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
+from mirrorcraft.world.cache import episode_grid
 from mirrorcraft.world.index import BlockIndex, Hit, Pos
 from mirrorcraft.world.registry import LoadedWorld
 
 PASSABLE_EXTRA = ("water",)
+CHANGE_LOG = 4096
+"""Block changes remembered, so observers can update what they derived instead of redoing it."""
+
+
+def _solid_lut(names: tuple[str, ...] | list[str], passable: frozenset[int]) -> NDArray[np.bool_]:
+    """Block id -> True where the body cannot stand in it (the complement of passable)."""
+    lut = np.ones(max(len(names), 1), dtype=np.bool_)
+    for i in passable:
+        if 0 <= i < lut.size:
+            lut[i] = False
+    return lut
 
 
 @dataclass
@@ -53,23 +66,29 @@ class WorldState:
     placed: dict[int, set[Pos]] = field(default_factory=dict)
     stations: dict[Pos, StationState] = field(default_factory=dict)
     explored_regions: set[tuple[int, int]] = field(default_factory=set)
+    drops_changed: int = 0
+    """Bumped whenever a drop is changed or removed (appending one needs no bump)."""
     version: int = 0
+    changes: deque[tuple[Pos, int, int]] = field(default_factory=lambda: deque(maxlen=CHANGE_LOG))
+    """The latest block changes (position, old id, new id); the last one is at ``version``."""
     min_y: int = field(init=False)
     max_y: int = field(init=False)
     size: int = field(init=False)
     passable_ids: frozenset[int] = field(init=False)
+    solid_lut: NDArray[np.bool_] = field(init=False)
 
     def __post_init__(self) -> None:
         self.min_y = self.loaded.world.min_y
         self.size = int(self.grid.shape[0])
         self.max_y = self.min_y + int(self.grid.shape[2])
         self.passable_ids = self.loaded.world.palette.passable_ids
+        self.solid_lut = _solid_lut(self.loaded.world.palette.names, self.passable_ids)
 
     @classmethod
     def fresh(cls, loaded: LoadedWorld) -> WorldState:
         w = loaded.world
         mobs = [Mob(m.id, m.type, m.pos, variant=m.variant) for m in w.mobs]
-        return cls(loaded=loaded, grid=w.grid.copy(), mobs=mobs)
+        return cls(loaded=loaded, grid=episode_grid(w, loaded.grid_file), mobs=mobs)
 
     # -- geometry ----------------------------------------------------------------
     @property
@@ -82,7 +101,7 @@ class WorldState:
     def block_id(self, p: Pos) -> int:
         x, y, z = p
         if 0 <= x < self.size and 0 <= z < self.size and self.min_y <= y < self.max_y:
-            return int(self.grid[x, z, y - self.min_y])
+            return int(self.grid.item(x, z, y - self.min_y))
         return 0
 
     def block(self, p: Pos) -> str:
@@ -99,18 +118,15 @@ class WorldState:
         if bid != 0:
             self.placed.setdefault(bid, set()).add(p)
         self.version += 1
+        self.changes.append((p, old, bid))
 
     def place_block(self, p: Pos, name: str) -> None:
         self.set_block(p, name)
 
     def surface_y(self, x: int, z: int) -> int:
         """y of the highest non-passable block in a column (the ground under the sky)."""
-        column = self.grid[x, z, :]
-        passable = self.passable_ids
-        for yi in range(column.shape[0] - 1, -1, -1):
-            if int(column[yi]) not in passable:
-                return yi + self.min_y
-        return self.min_y
+        solid = np.flatnonzero(self.solid_lut[self.grid[x, z, :]])
+        return int(solid[-1]) + self.min_y if solid.size else self.min_y
 
     def nearest(
         self, names: list[str], pos: Pos, radius: float, k: int = 1, horizontal_only: bool = False

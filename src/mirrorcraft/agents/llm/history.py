@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from mirrorcraft.body.observation import Observation
@@ -32,7 +33,7 @@ class Step:
     score_after: int
     moved: bool
 
-    @property
+    @cached_property
     def key(self) -> str:
         return json.dumps(self.action, sort_keys=True)[:400]
 
@@ -51,9 +52,36 @@ class History:
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Action signature -> its last verified effect (consumed, produced)."""
 
+    blocked: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Failed actions not undone by a later success of the same action (see still_blocked),
+    kept up to date as steps are recorded."""
+
+    rendered: dict[tuple[str, int], str] = field(default_factory=dict)
+    """Text a renderer made from one recorded step, by (renderer, step index): a step never
+    changes once recorded, so neither does its text."""
+
+    transforms: list[Step] = field(default_factory=list)
+    """The last two successful craft_grid or smelt steps (what ``unused_output`` compares)."""
+
+    transform_run: int = 0
+    """How many identical successful transformations end the episode's transformations."""
+
     def record(self, step: Step) -> None:
         self.steps.append(step)
         r = step.result
+        if r.ok and r.skill in ("craft_grid", "smelt"):
+            same = bool(self.transforms) and self.transforms[-1].key == step.key
+            self.transform_run = self.transform_run + 1 if same else 1
+            self.transforms = [*self.transforms[-1:], step]
+        if r.ok:
+            self.blocked.pop(step.key, None)
+        elif r.reason != "invalid_args":
+            self.blocked[step.key] = {
+                "action": _compact(step.action),
+                "reason": r.reason,
+                "message": r.message,
+                "inventory_then": dict(step.after),
+            }
         if r.ok and (r.produced or r.consumed):
             sig = _effect_key(step.action)
             self.effects.pop(sig, None)
@@ -72,23 +100,11 @@ class History:
     # -- derived evidence ------------------------------------------------------
     def still_blocked(self, inventory: Mapping[str, int]) -> list[dict[str, Any]]:
         """Failed actions whose relevant state has not changed since they failed."""
-        out: dict[str, dict[str, Any]] = {}
-        for s in self.steps:
-            if s.result.ok:
-                out.pop(s.key, None)
-                continue
-            if s.result.reason == "invalid_args":
-                continue
-            out[s.key] = {
-                "action": _compact(s.action),
-                "reason": s.result.reason,
-                "message": s.result.message,
-                "inventory_then": dict(s.after),
-            }
+        inventory = dict(inventory)
         return [
             {k: v for k, v in b.items() if k != "inventory_then"}
-            for b in out.values()
-            if dict(b["inventory_then"]) == dict(inventory)
+            for b in self.blocked.values()
+            if b["inventory_then"] == inventory
         ][-6:]
 
     def failure_cycle(self) -> list[dict[str, Any]]:
@@ -127,19 +143,18 @@ class History:
         ``times`` counts the identical successful transformations in a row at the end
         of the episode's crafting and smelting (2 on the first repeat).
         """
-        done = [s for s in self.steps if s.result.ok and s.result.skill in ("craft_grid", "smelt")]
+        done = self.transforms
         if len(done) < 2 or done[-1].key != done[-2].key:
             return None
         produced = dict(done[-1].result.produced)
         unused = {k: inventory.get(k, 0) for k in produced if inventory.get(k, 0) > produced[k]}
         if not unused:
             return None
-        times = 0
-        for s in reversed(done):
-            if s.key != done[-1].key:
-                break
-            times += 1
-        return {"action": _compact(done[-1].action), "output_in_inventory": unused, "times": times}
+        return {
+            "action": _compact(done[-1].action),
+            "output_in_inventory": unused,
+            "times": self.transform_run,
+        }
 
     def verified_effects(self) -> list[dict[str, Any]]:
         return list(self.effects.values())

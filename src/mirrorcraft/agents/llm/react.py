@@ -41,13 +41,20 @@ class ReActAgent(LLMAgent):
     def system_prompt(self) -> str:
         return self.disclose(load_template("react").render("system", self.system_common()))
 
+    def _line(self, step: Step) -> str:
+        key = ("react", step.index)
+        line = self.history.rendered.get(key)
+        if line is None:
+            line = self.history.rendered[key] = step_line(step)
+        return line
+
     def user_prompt(self, obs: Observation, prefix: str = "") -> str:
         recent = self.history.recent(self.trace_length)
         user = load_template("react").render(
             "user",
             {
                 "RECENT_COUNT": str(self.trace_length),
-                "RECENT_STEPS": "\n".join(step_line(s) for s in recent) or "(none yet)",
+                "RECENT_STEPS": "\n".join(self._line(s) for s in recent) or "(none yet)",
                 "OBSERVATION": self.observation_text(obs, with_feedback=False),
             },
         )

@@ -19,7 +19,7 @@ connected world's rules. Nothing here says whether the rules differ.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mirrorcraft.agents.knowledge import Belief, CraftOption, build_belief, concrete_grid
@@ -52,9 +52,26 @@ class VanillaPrior:
     """The vanilla crafting options whose output is relevant (filtered once)."""
     singular: frozenset[str] = frozenset(FACILITIES)
     """Items of which one is enough (facilities, and items that do not stack: tools, armour)."""
+    _cache: dict[Any, list[dict[str, Any]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def for_task(cls, vanilla: RuleSet, task: str) -> VanillaPrior:
+        """The prior for a task (shared: it is only read, and its hypotheses depend on
+        nothing but the inventory and facilities they are asked about)."""
+        key = (id(vanilla), task)
+        hit = _PRIORS.get(key)
+        if hit is not None and hit[0] is vanilla:
+            return hit[1]
+        prior = cls._build(vanilla, task)
+        if len(_PRIORS) > 64:
+            _PRIORS.clear()
+        _PRIORS[key] = (vanilla, prior)
+        return prior
+
+    @classmethod
+    def _build(cls, vanilla: RuleSet, task: str) -> VanillaPrior:
         belief = build_belief(vanilla)
         goal = goal_of(vanilla, get_task(task).final.advancement)
         items, _uses = Planner(belief, Memory())._relevant(goal[1])
@@ -66,15 +83,29 @@ class VanillaPrior:
         return cls(belief, relevant, options, singular)
 
     def hypotheses(self, inventory: dict[str, int], facilities: set[str]) -> list[dict[str, Any]]:
+        """The vanilla recipes worth trying with what is owned (cached per inventory and
+        facilities: the same state always gives the same list)."""
+        key = (tuple(sorted(inventory.items())), frozenset(facilities))
+        known = self._cache.get(key)
+        if known is None:
+            if len(self._cache) > 256:
+                self._cache.clear()
+            known = self._cache[key] = self._hypotheses(inventory, facilities)
+        return [
+            {**h, "grid": [list(row) for row in h["grid"]], "missing": dict(h["missing"])}
+            for h in known
+        ]
+
+    def _hypotheses(self, inventory: dict[str, int], facilities: set[str]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        for option in self.belief.crafts:
+        for option in self.options:
             result = option.outputs[0][0]
-            if result not in self.relevant or (result in inventory and result in FACILITIES):
+            if result in inventory and result in FACILITIES:
                 continue
-            grid, missing = concrete_grid(option, inventory)
             owned_any = any(inventory.get(i, 0) > 0 for cell in option.inputs for i in cell)
             if not owned_any:
                 continue
+            grid, missing = concrete_grid(option, inventory)
             ready = option.station == "inventory" or option.station in facilities
             out.append(
                 {
@@ -89,6 +120,9 @@ class VanillaPrior:
             )
         out.sort(key=lambda h: (not h["executable"], len(dict(h["missing"])), str(h["output"])))
         return out[:HYPOTHESIS_LIMIT]
+
+
+_PRIORS: dict[tuple[int, str], tuple[RuleSet, VanillaPrior]] = {}
 
 
 def capabilities(obs: Observation, tools: dict[str, tuple[str, str]]) -> dict[str, Any]:

@@ -165,6 +165,7 @@ def collect(body: Body, args: Mapping[str, Any]) -> ActionResult:
     drop.count -= take
     if drop.count == 0:
         body.state.drops.pop(index)
+    body.state.drops_changed += 1
     gained = body.gain([ItemStack(item, take, drop.enchantments), *path])
     return ActionResult("collect", args, True, "", f"picked up {take} {item}", produced=gained)
 

@@ -1,0 +1,57 @@
+"""Behaviour pinned across performance work: the same decisions and byte-identical results.
+
+The fixtures were recorded from the code before the issue-22 optimisations (see
+``tests/perf_reference.py``); a faster simulator, observation or planner must reproduce
+them exactly.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.perf_reference import (
+    FIXTURES,
+    episode_key,
+    grid_digests,
+    llm_prompt_digest,
+    planner_episodes,
+    play_planner,
+)
+
+DECISIONS = json.loads((FIXTURES / "planner_decisions.json").read_text())
+GRID = json.loads((FIXTURES / "reference_grid.json").read_text())
+
+
+def test_fixture_covers_every_recorded_episode() -> None:
+    assert sorted(DECISIONS) == sorted(episode_key(*e) for e in planner_episodes())
+    assert len(DECISIONS) == 63 and all(DECISIONS.values())
+
+
+@pytest.mark.parametrize("agent", ["vanilla-planner", "adaptive-planner", "oracle"])
+def test_planners_make_the_recorded_decisions(agent: str) -> None:
+    for episode in planner_episodes():
+        if episode[0] != agent:
+            continue
+        key = episode_key(*episode)
+        expected = DECISIONS[key]
+        got = play_planner(*episode)
+        for i, (want, have) in enumerate(zip(expected, got, strict=False)):
+            assert have == want, f"{key}: decision {i + 1} differs: {have} != {want}"
+        assert len(got) == len(expected), f"{key}: {len(got)} decisions, recorded {len(expected)}"
+
+
+def test_reference_grid_is_byte_identical() -> None:
+    got = grid_digests()
+    assert sorted(got) == sorted(GRID)
+    differing = [
+        f"{v['condition']} ({eid}): {[k for k in v if got[eid][k] != v[k]]}"
+        for eid, v in GRID.items()
+        if got[eid] != v
+    ]
+    assert not differing, "episodes differ from the reference export: " + "; ".join(differing)
+
+
+def test_llm_agents_send_the_recorded_prompts() -> None:
+    assert llm_prompt_digest() == (FIXTURES / "llm_prompts.sha256").read_text().strip()
