@@ -45,7 +45,8 @@ def test_two_runs_on_one_folder_never_run_an_episode_twice(tmp_path: Path) -> No
             **SMALL,
             "worlds": ["plains-1", "taiga-1"],
             "rules": ["vanilla", "M01", "M04"],
-            "repetitions": 2,
+            "tasks": ["diamond", "iron_armor", "enchantment"],
+            "repetitions": 6,  # enough episodes that the first run is still going (~7 s)
         },
     )
     out = tmp_path / "out"
@@ -69,10 +70,10 @@ def test_two_runs_on_one_folder_never_run_an_episode_twice(tmp_path: Path) -> No
     assert "in use by another run" in line and f"pid {first.pid} on " in line and "\n" not in line
     records = ok_records(out / "results.sqlite")
     counts = step_counts(out / "results.sqlite")
-    assert len(records) == 12 and not faults(out / "results.sqlite")
+    assert len(records) == 108 and not faults(out / "results.sqlite")
     assert all(counts[e] == r["actions_used"] for e, r in records.items())
     again = cli(spec, out, "--workers", "1")  # the lock went with the first run
-    assert again.returncode == 0 and "12 already done, running 0" in again.stderr
+    assert again.returncode == 0 and "108 already done, running 0" in again.stderr
 
 
 def test_an_edited_suite_manifest_refuses_to_resume(tmp_path: Path) -> None:
