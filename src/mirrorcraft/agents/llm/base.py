@@ -54,6 +54,7 @@ class LLMAgent:
         self._pending: tuple[Any, str] | None = None
         self._fields_key: tuple[int, int, int] | None = None
         self._fields: dict[str, Any] = {}
+        self._system_common: dict[str, str] | None = None
         self.unreported_usage = Usage()
         """Usage of calls that ended in no action (the runner adds it to the record)."""
 
@@ -126,10 +127,14 @@ class LLMAgent:
 
     # -- prompts -----------------------------------------------------------------------
     def system_common(self) -> dict[str, str]:
-        return {
-            "AGENT_RULES": self.common.render("agent_rules", {}),
-            "SKILLS": self.common.render("skills", {"SKILL_LIST": skill_listing()}),
-        }
+        """The values every system prompt shares (rendered once per agent: the template
+        file and the skill definitions never change while it runs)."""
+        if self._system_common is None:
+            self._system_common = {
+                "AGENT_RULES": self.common.render("agent_rules", {}),
+                "SKILLS": self.common.render("skills", {"SKILL_LIST": skill_listing()}),
+            }
+        return dict(self._system_common)
 
     def fields(self, obs: Observation) -> dict[str, Any]:
         """The shared observation block's values (computed once per observation)."""

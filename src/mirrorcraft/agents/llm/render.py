@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
-from mirrorcraft.agents.knowledge import Belief, CraftOption, build_belief, concrete_grid
+from mirrorcraft.agents.knowledge import Belief, CraftOption, build_belief
 from mirrorcraft.agents.llm.history import History
 from mirrorcraft.agents.llm.templates import load_template
 from mirrorcraft.agents.planner import Memory, Planner, goal_of
@@ -38,8 +39,71 @@ REPEATS_BEFORE_BLOCK = 3
 blocking variant of the unused-output warning (the quantity-check variant before)."""
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+
+
 def j(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    """Compact JSON with sorted keys (one shared encoder: the same text as ``json.dumps``
+    with these options, without building an encoder per value)."""
+    return _ENCODER.encode(value)
+
+
+_Cells = tuple[tuple[tuple[str, ...] | None, ...], ...]
+
+
+@dataclass(frozen=True)
+class _Option:
+    """A crafting option prepared for filling grids: each cell's alternatives sorted once."""
+
+    output: str
+    count: int
+    station: str
+    facility: bool
+    """The output is a facility (skipped once one is owned)."""
+    items: frozenset[str]
+    rows: _Cells
+
+    @classmethod
+    def of(cls, option: CraftOption) -> _Option:
+        rows = tuple(
+            tuple(None if cell is None else tuple(sorted(cell)) for cell in row)
+            for row in option.rows
+        )
+        items = frozenset(i for row in option.rows for cell in row if cell for i in cell)
+        output, count = option.outputs[0]
+        return cls(output, count, option.station, output in FACILITIES, items, rows)
+
+    def fill(
+        self, inventory: dict[str, int], owned: dict[tuple[str, ...], tuple[str, ...]]
+    ) -> tuple[list[list[str | None]], dict[str, int]]:
+        """``concrete_grid`` for this option: each cell takes its most plentiful alternative
+        left (the first in sorted order on a tie, so the first of all when none is left),
+        and what runs short is missing. ``owned`` narrows a cell's alternatives to those
+        owned (filled in here; shared by the options filled from one inventory)."""
+        used: dict[str, int] = {}
+        missing: dict[str, int] = {}
+        grid: list[list[str | None]] = []
+        for row in self.rows:
+            out: list[str | None] = []
+            for alts in row:
+                if alts is None:
+                    out.append(None)
+                    continue
+                candidates = owned.get(alts)
+                if candidates is None:
+                    candidates = owned[alts] = tuple(a for a in alts if inventory.get(a, 0) > 0)
+                choice, have = alts[0], 0
+                for alt in candidates:
+                    left = inventory[alt] - used.get(alt, 0)
+                    if left > have:
+                        choice, have = alt, left
+                if have > 0:
+                    used[choice] = used.get(choice, 0) + 1
+                else:
+                    missing[choice] = missing.get(choice, 0) + 1
+                out.append(choice)
+            grid.append(out)
+        return grid, missing
 
 
 @dataclass
@@ -82,10 +146,26 @@ class VanillaPrior:
         )
         return cls(belief, relevant, options, singular)
 
+    @cached_property
+    def _prepared(self) -> tuple[tuple[_Option, ...], frozenset[str], frozenset[str]]:
+        """The options prepared for filling, every item whose count can change the
+        hypotheses (an input of an option, or a facility an option makes), and every
+        station an option needs."""
+        prepared = tuple(_Option.of(o) for o in self.options)
+        items = frozenset(i for o in prepared for i in o.items) | frozenset(
+            o.output for o in prepared if o.facility
+        )
+        return prepared, items, frozenset(o.station for o in prepared)
+
     def hypotheses(self, inventory: dict[str, int], facilities: set[str]) -> list[dict[str, Any]]:
         """The vanilla recipes worth trying with what is owned (cached per inventory and
-        facilities: the same state always gives the same list)."""
-        key = (tuple(sorted(inventory.items())), frozenset(facilities))
+        facilities as far as they matter: the same counts of the items the options use
+        and the same stations always give the same list)."""
+        _options, items, stations = self._prepared
+        key = (
+            tuple(kv for kv in sorted(inventory.items()) if kv[0] in items),
+            frozenset(facilities) & stations,
+        )
         known = self._cache.get(key)
         if known is None:
             if len(self._cache) > 256:
@@ -97,29 +177,29 @@ class VanillaPrior:
         ]
 
     def _hypotheses(self, inventory: dict[str, int], facilities: set[str]) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for option in self.options:
-            result = option.outputs[0][0]
-            if result in inventory and result in FACILITIES:
+        owned = {i for i, n in inventory.items() if n > 0}
+        narrowed: dict[tuple[str, ...], tuple[str, ...]] = {}
+        found: list[tuple[tuple[bool, int, str], dict[str, Any]]] = []
+        for option in self._prepared[0]:
+            if option.facility and option.output in inventory:
                 continue
-            owned_any = any(inventory.get(i, 0) > 0 for cell in option.inputs for i in cell)
-            if not owned_any:
+            if option.items.isdisjoint(owned):
                 continue
-            grid, missing = concrete_grid(option, inventory)
+            grid, missing = option.fill(inventory, narrowed)
             ready = option.station == "inventory" or option.station in facilities
-            out.append(
-                {
-                    "output": result,
-                    "count": option.outputs[0][1],
-                    "station": option.station,
-                    "grid": grid,
-                    "missing": missing,
-                    "executable": not missing and ready,
-                    "stationReady": ready,
-                }
-            )
-        out.sort(key=lambda h: (not h["executable"], len(dict(h["missing"])), str(h["output"])))
-        return out[:HYPOTHESIS_LIMIT]
+            executable = not missing and ready
+            hypothesis = {
+                "output": option.output,
+                "count": option.count,
+                "station": option.station,
+                "grid": grid,
+                "missing": missing,
+                "executable": executable,
+                "stationReady": ready,
+            }
+            found.append(((not executable, len(missing), option.output), hypothesis))
+        found.sort(key=lambda f: f[0])  # stable: ties keep the options' order
+        return [hypothesis for _key, hypothesis in found[:HYPOTHESIS_LIMIT]]
 
 
 _PRIORS: dict[tuple[int, str], tuple[RuleSet, VanillaPrior]] = {}
@@ -317,29 +397,39 @@ ADDITIONS = ("enchanted_items", "tool_durability", "biome", "survival")
 """Lines MirrorCraft adds to the paper's block."""
 
 
+_SIMPLE = {
+    "task": ("TASK_JSON", "task"),
+    "task_state": ("TASK_STATE_JSON", "task_state"),
+    "action_budget": ("ACTION_BUDGET_JSON", "action_budget"),
+    "inventory": ("INVENTORY_JSON", "inventory"),
+    "enchanted_items": ("ENCHANTED_ITEMS_JSON", "enchanted_items"),
+    "tool_durability": ("TOOL_DURABILITY_JSON", "tool_durability"),
+    "equipped": ("EQUIPPED_JSON", "equipped"),
+    "experience": ("EXPERIENCE_JSON", "experience"),
+    "current_capabilities": ("CURRENT_CAPABILITIES_JSON", "capabilities"),
+    "observed_facilities": ("OBSERVED_FACILITIES_JSON", "observed_facilities"),
+    "nearby_targets": ("NEARBY_TARGETS_JSON", "nearby_targets"),
+    "nearby_drops": ("NEARBY_DROPS_JSON", "nearby_drops"),
+    "completed_advancements": ("COMPLETED_ADVANCEMENTS_JSON", "completed_advancements"),
+    "nearby_entities": ("NEARBY_ENTITIES_JSON", "nearby_entities"),
+    "survival": ("SURVIVAL_JSON", "survival"),
+    "verified_action_effects": ("VERIFIED_ACTION_EFFECTS_JSON", "verified_action_effects"),
+}
+"""Lines that are one JSON value: line name -> (placeholder, field)."""
+
+_LISTS = {
+    "blocked_action_prerequisites": ("BLOCKED_ACTION_PREREQUISITES_JSON", "blocked_actions"),
+    "failure_cycle": ("FAILURE_CYCLE_JSON", "failure_cycle"),
+    "stagnation_cycle": ("STAGNATION_CYCLE_JSON", "stagnation_cycle"),
+}
+"""Lines left out when their list is empty: line name -> (placeholder, field)."""
+
+
 def _line(f: dict[str, Any], name: str, with_feedback: bool) -> str | None:
     """One line (or None when the paper's block leaves it out in this state)."""
     t = load_template("observation")
-    simple = {
-        "task": ("TASK_JSON", "task"),
-        "task_state": ("TASK_STATE_JSON", "task_state"),
-        "action_budget": ("ACTION_BUDGET_JSON", "action_budget"),
-        "inventory": ("INVENTORY_JSON", "inventory"),
-        "enchanted_items": ("ENCHANTED_ITEMS_JSON", "enchanted_items"),
-        "tool_durability": ("TOOL_DURABILITY_JSON", "tool_durability"),
-        "equipped": ("EQUIPPED_JSON", "equipped"),
-        "experience": ("EXPERIENCE_JSON", "experience"),
-        "current_capabilities": ("CURRENT_CAPABILITIES_JSON", "capabilities"),
-        "observed_facilities": ("OBSERVED_FACILITIES_JSON", "observed_facilities"),
-        "nearby_targets": ("NEARBY_TARGETS_JSON", "nearby_targets"),
-        "nearby_drops": ("NEARBY_DROPS_JSON", "nearby_drops"),
-        "completed_advancements": ("COMPLETED_ADVANCEMENTS_JSON", "completed_advancements"),
-        "nearby_entities": ("NEARBY_ENTITIES_JSON", "nearby_entities"),
-        "survival": ("SURVIVAL_JSON", "survival"),
-        "verified_action_effects": ("VERIFIED_ACTION_EFFECTS_JSON", "verified_action_effects"),
-    }
-    if name in simple:
-        key, field = simple[name]
+    if name in _SIMPLE:
+        key, field = _SIMPLE[name]
         return t.render(name, {key: j(f[field])})
     if name == "goal":
         return t.render("goal", {"GOAL": f["goal"]})
@@ -406,13 +496,8 @@ def _line(f: dict[str, Any], name: str, with_feedback: bool) -> str | None:
                 "FORBIDDEN_EXACT_ACTION_JSON": j(f["forbidden_exact_action"]),
             },
         )
-    lists = {
-        "blocked_action_prerequisites": ("BLOCKED_ACTION_PREREQUISITES_JSON", "blocked_actions"),
-        "failure_cycle": ("FAILURE_CYCLE_JSON", "failure_cycle"),
-        "stagnation_cycle": ("STAGNATION_CYCLE_JSON", "stagnation_cycle"),
-    }
-    if name in lists:
-        key, field = lists[name]
+    if name in _LISTS:
+        key, field = _LISTS[name]
         return t.render(name, {key: j(f[field])}) if f[field] else None
     if name == "learned_rules":
         rules = f.get("learned_rules")
