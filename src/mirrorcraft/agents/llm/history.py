@@ -37,8 +37,10 @@ class Step:
     def key(self) -> str:
         return json.dumps(self.action, sort_keys=True)[:400]
 
-    @property
+    @cached_property
     def changed(self) -> bool:
+        """Did the step change the inventory, raise the score or move the agent (computed
+        once: a recorded step never changes)?"""
         return (
             dict(self.before) != dict(self.after)
             or self.score_after > self.score_before
