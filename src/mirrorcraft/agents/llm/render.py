@@ -12,197 +12,23 @@ action, blocked-action prerequisites, failure and stagnation cycles and, for a
 configuration that keeps them, its learned rules. ``render_fields`` writes them
 as lines in the paper's order from the template file ``prompts/observation.md``;
 enchanted items, biome and survival are MirrorCraft additions. The recipe
-hypotheses come from the packaged vanilla pack: a public prior, never the
-connected world's rules. Nothing here says whether the rules differ.
+hypotheses come from the packaged vanilla pack (``prior.py``): a public prior, never
+the connected world's rules. Nothing here says whether the rules differ.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
-from mirrorcraft.agents.knowledge import Belief, CraftOption, build_belief
-from mirrorcraft.agents.llm.history import History
+from mirrorcraft.agents.llm.history import History, j
+from mirrorcraft.agents.llm.prior import FACILITIES, VanillaPrior, copies
 from mirrorcraft.agents.llm.templates import load_template
-from mirrorcraft.agents.planner import Memory, Planner, goal_of
 from mirrorcraft.body.observation import Observation
-from mirrorcraft.evaluator.tasks import get_task
-from mirrorcraft.rules.ruleset import RuleSet
 
-HYPOTHESIS_LIMIT = 8
-FACILITIES = ("crafting_table", "furnace", "blast_furnace", "smoker", "enchanting_table")
 JAVA_VERSION = "1.19"
 REPEATS_BEFORE_BLOCK = 3
 """A transformation repeated this many times in a row with its output unused gets the
 blocking variant of the unused-output warning (the quantity-check variant before)."""
-
-
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
-
-
-def j(value: Any) -> str:
-    """Compact JSON with sorted keys (one shared encoder: the same text as ``json.dumps``
-    with these options, without building an encoder per value)."""
-    return _ENCODER.encode(value)
-
-
-_Cells = tuple[tuple[tuple[str, ...] | None, ...], ...]
-
-
-@dataclass(frozen=True)
-class _Option:
-    """A crafting option prepared for filling grids: each cell's alternatives sorted once."""
-
-    output: str
-    count: int
-    station: str
-    facility: bool
-    """The output is a facility (skipped once one is owned)."""
-    items: frozenset[str]
-    rows: _Cells
-
-    @classmethod
-    def of(cls, option: CraftOption) -> _Option:
-        rows = tuple(
-            tuple(None if cell is None else tuple(sorted(cell)) for cell in row)
-            for row in option.rows
-        )
-        items = frozenset(i for row in option.rows for cell in row if cell for i in cell)
-        output, count = option.outputs[0]
-        return cls(output, count, option.station, output in FACILITIES, items, rows)
-
-    def fill(
-        self, inventory: dict[str, int], owned: dict[tuple[str, ...], tuple[str, ...]]
-    ) -> tuple[list[list[str | None]], dict[str, int]]:
-        """``concrete_grid`` for this option: each cell takes its most plentiful alternative
-        left (the first in sorted order on a tie, so the first of all when none is left),
-        and what runs short is missing. ``owned`` narrows a cell's alternatives to those
-        owned (filled in here; shared by the options filled from one inventory)."""
-        used: dict[str, int] = {}
-        missing: dict[str, int] = {}
-        grid: list[list[str | None]] = []
-        for row in self.rows:
-            out: list[str | None] = []
-            for alts in row:
-                if alts is None:
-                    out.append(None)
-                    continue
-                candidates = owned.get(alts)
-                if candidates is None:
-                    candidates = owned[alts] = tuple(a for a in alts if inventory.get(a, 0) > 0)
-                choice, have = alts[0], 0
-                for alt in candidates:
-                    left = inventory[alt] - used.get(alt, 0)
-                    if left > have:
-                        choice, have = alt, left
-                if have > 0:
-                    used[choice] = used.get(choice, 0) + 1
-                else:
-                    missing[choice] = missing.get(choice, 0) + 1
-                out.append(choice)
-            grid.append(out)
-        return grid, missing
-
-
-@dataclass
-class VanillaPrior:
-    """Static vanilla recipes relevant to a task (the prior every configuration may see)."""
-
-    belief: Belief
-    relevant: frozenset[str]
-    options: tuple[CraftOption, ...] = ()
-    """The vanilla crafting options whose output is relevant (filtered once)."""
-    singular: frozenset[str] = frozenset(FACILITIES)
-    """Items of which one is enough (facilities, and items that do not stack: tools, armour)."""
-    _cache: dict[Any, list[dict[str, Any]]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
-
-    @classmethod
-    def for_task(cls, vanilla: RuleSet, task: str) -> VanillaPrior:
-        """The prior for a task (shared: it is only read, and its hypotheses depend on
-        nothing but the inventory and facilities they are asked about)."""
-        key = (id(vanilla), task)
-        hit = _PRIORS.get(key)
-        if hit is not None and hit[0] is vanilla:
-            return hit[1]
-        prior = cls._build(vanilla, task)
-        if len(_PRIORS) > 64:
-            _PRIORS.clear()
-        _PRIORS[key] = (vanilla, prior)
-        return prior
-
-    @classmethod
-    def _build(cls, vanilla: RuleSet, task: str) -> VanillaPrior:
-        belief = build_belief(vanilla)
-        goal = goal_of(vanilla, get_task(task).final.advancement)
-        items, _uses = Planner(belief, Memory())._relevant(goal[1])
-        relevant = frozenset(items)
-        options = tuple(o for o in belief.crafts if o.outputs and o.outputs[0][0] in relevant)
-        singular = frozenset(FACILITIES) | frozenset(
-            item for item, stack in vanilla.game.items.items() if stack == 1
-        )
-        return cls(belief, relevant, options, singular)
-
-    @cached_property
-    def _prepared(self) -> tuple[tuple[_Option, ...], frozenset[str], frozenset[str]]:
-        """The options prepared for filling, every item whose count can change the
-        hypotheses (an input of an option, or a facility an option makes), and every
-        station an option needs."""
-        prepared = tuple(_Option.of(o) for o in self.options)
-        items = frozenset(i for o in prepared for i in o.items) | frozenset(
-            o.output for o in prepared if o.facility
-        )
-        return prepared, items, frozenset(o.station for o in prepared)
-
-    def hypotheses(self, inventory: dict[str, int], facilities: set[str]) -> list[dict[str, Any]]:
-        """The vanilla recipes worth trying with what is owned (cached per inventory and
-        facilities as far as they matter: the same counts of the items the options use
-        and the same stations always give the same list)."""
-        _options, items, stations = self._prepared
-        key = (
-            tuple(kv for kv in sorted(inventory.items()) if kv[0] in items),
-            frozenset(facilities) & stations,
-        )
-        known = self._cache.get(key)
-        if known is None:
-            if len(self._cache) > 256:
-                self._cache.clear()
-            known = self._cache[key] = self._hypotheses(inventory, facilities)
-        return [
-            {**h, "grid": [list(row) for row in h["grid"]], "missing": dict(h["missing"])}
-            for h in known
-        ]
-
-    def _hypotheses(self, inventory: dict[str, int], facilities: set[str]) -> list[dict[str, Any]]:
-        owned = {i for i, n in inventory.items() if n > 0}
-        narrowed: dict[tuple[str, ...], tuple[str, ...]] = {}
-        found: list[tuple[tuple[bool, int, str], dict[str, Any]]] = []
-        for option in self._prepared[0]:
-            if option.facility and option.output in inventory:
-                continue
-            if option.items.isdisjoint(owned):
-                continue
-            grid, missing = option.fill(inventory, narrowed)
-            ready = option.station == "inventory" or option.station in facilities
-            executable = not missing and ready
-            hypothesis = {
-                "output": option.output,
-                "count": option.count,
-                "station": option.station,
-                "grid": grid,
-                "missing": missing,
-                "executable": executable,
-                "stationReady": ready,
-            }
-            found.append(((not executable, len(missing), option.output), hypothesis))
-        found.sort(key=lambda f: f[0])  # stable: ties keep the options' order
-        return [hypothesis for _key, hypothesis in found[:HYPOTHESIS_LIMIT]]
-
-
-_PRIORS: dict[tuple[int, str], tuple[RuleSet, VanillaPrior]] = {}
 
 
 def capabilities(obs: Observation, tools: dict[str, tuple[str, str]]) -> dict[str, Any]:
@@ -271,12 +97,28 @@ def actionable(history: History, inventory: dict[str, int]) -> list[dict[str, An
     return out
 
 
+Texts = dict[str, tuple[Any, str]]
+"""Field name -> (the value a JSON text was made from, that text), for ``render_fields``."""
+
+
 def observation_fields(
-    obs: Observation, history: History, prior: VanillaPrior, tools: dict[str, tuple[str, str]]
+    obs: Observation,
+    history: History,
+    prior: VanillaPrior,
+    tools: dict[str, tuple[str, str]],
+    texts: Texts | None = None,
 ) -> dict[str, Any]:
-    """Every field of the shared observation block, as plain JSON-able values."""
+    """Every field of the shared observation block, as plain JSON-able values.
+
+    ``texts``, when given, receives the JSON text of the fields that come with one already
+    made (the recipe hypotheses and the verified action effects), for ``render_fields``.
+    """
     p = obs.progress
     inv = dict(obs.inventory)
+    hypotheses = prior.hypotheses_text(inv, {f.id for f in obs.facilities})
+    if texts is not None:
+        texts["vanilla_recipe_hypotheses"] = hypotheses
+        texts["verified_action_effects"] = history.verified_effects_text()
     last = obs.last_result
     warning = history.unused_output(inv)
     repeats = history.repeat_count()
@@ -333,7 +175,7 @@ def observation_fields(
         "survival": {"health": obs.health, "food": obs.food},
         "current_progress": {"score": p.score, "highest_completed": highest_completed(obs)},
         "verified_action_effects": history.verified_effects(),
-        "vanilla_recipe_hypotheses": prior.hypotheses(inv, {f.id for f in obs.facilities}),
+        "vanilla_recipe_hypotheses": copies(hypotheses[0]),
         "actionable_verified_transformations": actionable(history, inv),
         "unused_output_warning": warning,
         "unused_output_variant": unused_output_variant(warning, prior.singular),
@@ -425,12 +267,22 @@ _LISTS = {
 """Lines left out when their list is empty: line name -> (placeholder, field)."""
 
 
-def _line(f: dict[str, Any], name: str, with_feedback: bool) -> str | None:
+def _json(f: dict[str, Any], field: str, texts: Texts | None) -> str:
+    """A field's compact JSON: the text made with it when the field still equals the value
+    that text was made from, else encoded now."""
+    known = texts.get(field) if texts else None
+    value = f[field]
+    if known is not None and value == known[0]:
+        return known[1]
+    return j(value)
+
+
+def _line(f: dict[str, Any], name: str, with_feedback: bool, texts: Texts | None) -> str | None:
     """One line (or None when the paper's block leaves it out in this state)."""
     t = load_template("observation")
     if name in _SIMPLE:
         key, field = _SIMPLE[name]
-        return t.render(name, {key: j(f[field])})
+        return t.render(name, {key: _json(f, field, texts)})
     if name == "goal":
         return t.render("goal", {"GOAL": f["goal"]})
     if name == "current_blocker":
@@ -464,7 +316,7 @@ def _line(f: dict[str, Any], name: str, with_feedback: bool) -> str | None:
             name,
             {
                 "JAVA_VERSION": JAVA_VERSION,
-                "VANILLA_RECIPE_HYPOTHESES_JSON": j(f["vanilla_recipe_hypotheses"]),
+                "VANILLA_RECIPE_HYPOTHESES_JSON": _json(f, "vanilla_recipe_hypotheses", texts),
             },
         )
     if name == "actionable_verified_transformations":
@@ -514,11 +366,14 @@ def _line(f: dict[str, Any], name: str, with_feedback: bool) -> str | None:
     raise KeyError(name)
 
 
-def render_fields(f: dict[str, Any], *, with_feedback: bool = True) -> str:
+def render_fields(
+    f: dict[str, Any], *, with_feedback: bool = True, texts: Texts | None = None
+) -> str:
     """The observation block as lines in the paper's order (one JSON value per field).
 
     ``with_feedback=False`` leaves out LAST_ACTION_FEEDBACK: ReAct, ReAct with rules and
     Reflexion see the latest result through their trace of recent steps instead.
+    ``texts`` are JSON texts ``observation_fields`` made along with ``f`` (see ``_json``).
     """
-    lines = (_line(f, name, with_feedback) for name in LINE_ORDER)
+    lines = (_line(f, name, with_feedback, texts) for name in LINE_ORDER)
     return "\n".join(line for line in lines if line)
