@@ -196,7 +196,7 @@ class VanillaPrior:
             if n > 0:
                 using.update(users.get(item, ()))
         narrowed: dict[tuple[str, ...], tuple[str, ...]] = {}
-        found: list[tuple[tuple[bool, int, str], dict[str, Any]]] = []
+        found: list[tuple[tuple[bool, int, str], int, bool]] = []
         for k in sorted(using):
             option = options[k]
             if option.facility and option.output in inventory:
@@ -204,21 +204,26 @@ class VanillaPrior:
             filled = fills.get(k)
             if filled is None:
                 filled = fills[k] = option.fill(inventory, narrowed)
-            grid, missing = filled
             ready = option.station == "inventory" or option.station in facilities
-            executable = not missing and ready
-            hypothesis = {
-                "output": option.output,
-                "count": option.count,
-                "station": option.station,
-                "grid": grid,
-                "missing": missing,
-                "executable": executable,
-                "stationReady": ready,
-            }
-            found.append(((not executable, len(missing), option.output), hypothesis))
+            executable = not filled[1] and ready
+            found.append(((not executable, len(filled[1]), option.output), k, ready))
         found.sort(key=lambda f: f[0])  # stable: ties keep the options' order
-        return [hypothesis for _key, hypothesis in found[:HYPOTHESIS_LIMIT]]
+        out = []
+        for (not_executable, _missing, _output), k, ready in found[:HYPOTHESIS_LIMIT]:
+            option = options[k]
+            grid, missing = fills[k]
+            out.append(
+                {
+                    "output": option.output,
+                    "count": option.count,
+                    "station": option.station,
+                    "grid": grid,
+                    "missing": missing,
+                    "executable": not not_executable,
+                    "stationReady": ready,
+                }
+            )
+        return out
 
 
 def copies(hypotheses: list[dict[str, Any]]) -> list[dict[str, Any]]:
