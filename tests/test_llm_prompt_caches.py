@@ -210,3 +210,30 @@ def test_system_prompt_values_are_not_shared_with_callers() -> None:
     first = agent.system_common()
     first["SKILLS"] = "changed"
     assert agent.system_common()["SKILLS"] != "changed"
+
+
+def test_xenon_graph_text_follows_every_change_of_the_graph() -> None:
+    from mirrorcraft.agents.llm.xenon import XenonAgent, _j
+    from mirrorcraft.agents.llm.xenon_graph import DependencyGraph
+
+    agent = XenonAgent("x", FakeClient(lambda m, meta: "{}"), vanilla_rules())
+    agent.start(EpisodeContext("iron_armor", "Iron", 100, 1))
+    nodes = [
+        {"item": "story/goal", "requirements": [{"item": "a", "count": 1}]},
+        {"item": "a", "requirements": [{"item": "b", "count": 2}]},
+        {"item": "b", "requirements": []},
+    ]
+    graph, problem = DependencyGraph.from_prior(
+        "story/goal", {"root": "story/goal", "nodes": nodes}
+    )
+    assert not problem
+    assert agent.graph_text(graph) == _j(graph.to_json())
+    assert agent.graph_text(graph) == _j(graph.to_json())  # unchanged: the kept text
+    graph.verify("b", {"skill": "mine", "args": {"block": "b"}}, 3, None, None)
+    assert agent.graph_text(graph) == _j(graph.to_json())
+    graph.nodes["b"].observed.append({"skill": "mine", "args": {"block": "c"}})  # in place
+    assert agent.graph_text(graph) == _j(graph.to_json())
+    graph.nodes["a"].requirements[0].count = 5  # in place, deep inside
+    assert agent.graph_text(graph) == _j(graph.to_json())
+    graph.needs_revision("a", 4)
+    assert agent.graph_text(graph) == _j(graph.to_json())
