@@ -12,6 +12,7 @@ the same counts of an option's inputs always fill the same grid.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -104,6 +105,11 @@ class VanillaPrior:
         default_factory=dict, init=False, repr=False, compare=False
     )
     """Option index -> its grid and missing items for the inventory ``_counts``."""
+    _lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
+    """Held while ``_counts`` and ``_fills`` change (a prior is shared by every agent of a
+    process, and one might act from another thread)."""
 
     @classmethod
     def for_task(cls, vanilla: RuleSet, task: str) -> VanillaPrior:
@@ -171,9 +177,10 @@ class VanillaPrior:
         )
         known = self._cache.get(key)
         if known is None:
+            with self._lock:
+                found = self._hypotheses(inventory, facilities)
             if len(self._cache) > 256:
                 self._cache.clear()
-            found = self._hypotheses(inventory, facilities)
             known = self._cache[key] = (found, j(found))
         return known
 
