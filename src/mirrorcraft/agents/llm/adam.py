@@ -31,7 +31,6 @@ the start of each episode.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mirrorcraft.agents.llm.adam_causal import (
@@ -42,6 +41,7 @@ from mirrorcraft.agents.llm.adam_causal import (
     plan_probe,
 )
 from mirrorcraft.agents.llm.base import LLMAgent, Reply
+from mirrorcraft.agents.llm.history import j
 from mirrorcraft.agents.llm.replies import action_from, preview
 from mirrorcraft.agents.llm.templates import load_template
 from mirrorcraft.agents.llm.worldview import (
@@ -66,7 +66,7 @@ MEMORY_SHOWN = 8
 
 
 def _j(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return j(value)
 
 
 class AdamAgent(LLMAgent):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from mirrorcraft.agents.llm.worldview import action_key, items_needed, norm, station_of
@@ -59,8 +60,9 @@ class Transition:
     new_advancements: tuple[str, ...] = ()
     probe: bool = False
 
-    @property
+    @cached_property
     def key(self) -> str:
+        """The sample key (computed once: a recorded transition never changes)."""
         return sample_key(self.action)
 
     @property

@@ -15,7 +15,8 @@ from typing import Any
 
 from mirrorcraft.agents.base import Decision, EpisodeContext, Usage
 from mirrorcraft.agents.llm.history import History, Step
-from mirrorcraft.agents.llm.render import VanillaPrior, observation_fields, render_fields
+from mirrorcraft.agents.llm.prior import VanillaPrior
+from mirrorcraft.agents.llm.render import Texts, observation_fields, render_fields
 from mirrorcraft.agents.llm.replies import action_from, first_json_object, preview
 from mirrorcraft.agents.llm.templates import TemplateFile, load_template
 from mirrorcraft.body.actions import skill_listing
@@ -54,6 +55,8 @@ class LLMAgent:
         self._pending: tuple[Any, str] | None = None
         self._fields_key: tuple[int, int, int] | None = None
         self._fields: dict[str, Any] = {}
+        self._texts: Texts = {}
+        self._system_common: dict[str, str] | None = None
         self.unreported_usage = Usage()
         """Usage of calls that ended in no action (the runner adds it to the record)."""
 
@@ -126,17 +129,24 @@ class LLMAgent:
 
     # -- prompts -----------------------------------------------------------------------
     def system_common(self) -> dict[str, str]:
-        return {
-            "AGENT_RULES": self.common.render("agent_rules", {}),
-            "SKILLS": self.common.render("skills", {"SKILL_LIST": skill_listing()}),
-        }
+        """The values every system prompt shares (rendered once per agent: the template
+        file and the skill definitions never change while it runs)."""
+        if self._system_common is None:
+            self._system_common = {
+                "AGENT_RULES": self.common.render("agent_rules", {}),
+                "SKILLS": self.common.render("skills", {"SKILL_LIST": skill_listing()}),
+            }
+        return dict(self._system_common)
 
     def fields(self, obs: Observation) -> dict[str, Any]:
         """The shared observation block's values (computed once per observation)."""
         assert self.prior is not None
         key = (id(obs), obs.step, len(self.history.steps))
         if self._fields_key != key:
-            self._fields = observation_fields(obs, self.history, self.prior, self.tools)
+            self._texts = {}
+            self._fields = observation_fields(
+                obs, self.history, self.prior, self.tools, self._texts
+            )
             self._fields["learned_rules"] = self.learned_rules()
             self._fields_key = key
         return self._fields
@@ -150,7 +160,8 @@ class LLMAgent:
         return None
 
     def observation_text(self, obs: Observation, *, with_feedback: bool = True) -> str:
-        return render_fields(self.fields(obs), with_feedback=with_feedback)
+        fields = self.fields(obs)
+        return render_fields(fields, with_feedback=with_feedback, texts=self._texts)
 
     def disclose(self, system: str) -> str:
         """Add the rule sheet to a system prompt, only in the disclosed condition."""

@@ -20,6 +20,14 @@ from mirrorcraft.body.results import ActionResult
 
 EFFECT_LIMIT = 12
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+
+
+def j(value: Any) -> str:
+    """Compact JSON with sorted keys, as prompts show values (one shared encoder: the same
+    text as ``json.dumps`` with these options, without building an encoder per value)."""
+    return _ENCODER.encode(value)
+
 
 @dataclass(frozen=True)
 class Step:
@@ -37,8 +45,10 @@ class Step:
     def key(self) -> str:
         return json.dumps(self.action, sort_keys=True)[:400]
 
-    @property
+    @cached_property
     def changed(self) -> bool:
+        """Did the step change the inventory, raise the score or move the agent (computed
+        once: a recorded step never changes)?"""
         return (
             dict(self.before) != dict(self.after)
             or self.score_after > self.score_before
@@ -59,6 +69,10 @@ class History:
     rendered: dict[tuple[str, int], str] = field(default_factory=dict)
     """Text a renderer made from one recorded step, by (renderer, step index): a step never
     changes once recorded, so neither does its text."""
+
+    effect_texts: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
+    """Action signature -> a private copy of its entry in ``effects`` and that entry's compact
+    JSON text (made once when the effect is recorded)."""
 
     transforms: list[Step] = field(default_factory=list)
     """The last two successful craft_grid or smelt steps (what ``unused_output`` compares)."""
@@ -85,14 +99,19 @@ class History:
         if r.ok and (r.produced or r.consumed):
             sig = _effect_key(step.action)
             self.effects.pop(sig, None)
-            self.effects[sig] = {
+            self.effect_texts.pop(sig, None)
+            entry = self.effects[sig] = {
                 "action": _compact(step.action),
                 "consumed": dict(r.consumed),
                 "produced": dict(r.produced),
                 "step": step.index,
             }
+            text = j(entry)
+            self.effect_texts[sig] = (json.loads(text), text)
             while len(self.effects) > EFFECT_LIMIT:
-                self.effects.pop(next(iter(self.effects)))
+                oldest = next(iter(self.effects))
+                self.effects.pop(oldest)
+                self.effect_texts.pop(oldest, None)
 
     def recent(self, n: int) -> list[Step]:
         return self.steps[-n:]
@@ -158,6 +177,12 @@ class History:
 
     def verified_effects(self) -> list[dict[str, Any]]:
         return list(self.effects.values())
+
+    def verified_effects_text(self) -> tuple[list[dict[str, Any]], str]:
+        """What ``verified_effects`` held when each effect was recorded (private copies) and
+        its compact JSON text, joined from the texts made then."""
+        kept = self.effect_texts.values()
+        return [copy for copy, _text in kept], "[" + ",".join(text for _copy, text in kept) + "]"
 
 
 def _effect_key(action: Any) -> str:

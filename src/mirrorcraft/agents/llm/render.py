@@ -12,117 +12,23 @@ action, blocked-action prerequisites, failure and stagnation cycles and, for a
 configuration that keeps them, its learned rules. ``render_fields`` writes them
 as lines in the paper's order from the template file ``prompts/observation.md``;
 enchanted items, biome and survival are MirrorCraft additions. The recipe
-hypotheses come from the packaged vanilla pack: a public prior, never the
-connected world's rules. Nothing here says whether the rules differ.
+hypotheses come from the packaged vanilla pack (``prior.py``): a public prior, never
+the connected world's rules. Nothing here says whether the rules differ.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from typing import Any
 
-from mirrorcraft.agents.knowledge import Belief, CraftOption, build_belief, concrete_grid
-from mirrorcraft.agents.llm.history import History
+from mirrorcraft.agents.llm.history import History, j
+from mirrorcraft.agents.llm.prior import FACILITIES, VanillaPrior, copies
 from mirrorcraft.agents.llm.templates import load_template
-from mirrorcraft.agents.planner import Memory, Planner, goal_of
 from mirrorcraft.body.observation import Observation
-from mirrorcraft.evaluator.tasks import get_task
-from mirrorcraft.rules.ruleset import RuleSet
 
-HYPOTHESIS_LIMIT = 8
-FACILITIES = ("crafting_table", "furnace", "blast_furnace", "smoker", "enchanting_table")
 JAVA_VERSION = "1.19"
 REPEATS_BEFORE_BLOCK = 3
 """A transformation repeated this many times in a row with its output unused gets the
 blocking variant of the unused-output warning (the quantity-check variant before)."""
-
-
-def j(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-
-@dataclass
-class VanillaPrior:
-    """Static vanilla recipes relevant to a task (the prior every configuration may see)."""
-
-    belief: Belief
-    relevant: frozenset[str]
-    options: tuple[CraftOption, ...] = ()
-    """The vanilla crafting options whose output is relevant (filtered once)."""
-    singular: frozenset[str] = frozenset(FACILITIES)
-    """Items of which one is enough (facilities, and items that do not stack: tools, armour)."""
-    _cache: dict[Any, list[dict[str, Any]]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
-
-    @classmethod
-    def for_task(cls, vanilla: RuleSet, task: str) -> VanillaPrior:
-        """The prior for a task (shared: it is only read, and its hypotheses depend on
-        nothing but the inventory and facilities they are asked about)."""
-        key = (id(vanilla), task)
-        hit = _PRIORS.get(key)
-        if hit is not None and hit[0] is vanilla:
-            return hit[1]
-        prior = cls._build(vanilla, task)
-        if len(_PRIORS) > 64:
-            _PRIORS.clear()
-        _PRIORS[key] = (vanilla, prior)
-        return prior
-
-    @classmethod
-    def _build(cls, vanilla: RuleSet, task: str) -> VanillaPrior:
-        belief = build_belief(vanilla)
-        goal = goal_of(vanilla, get_task(task).final.advancement)
-        items, _uses = Planner(belief, Memory())._relevant(goal[1])
-        relevant = frozenset(items)
-        options = tuple(o for o in belief.crafts if o.outputs and o.outputs[0][0] in relevant)
-        singular = frozenset(FACILITIES) | frozenset(
-            item for item, stack in vanilla.game.items.items() if stack == 1
-        )
-        return cls(belief, relevant, options, singular)
-
-    def hypotheses(self, inventory: dict[str, int], facilities: set[str]) -> list[dict[str, Any]]:
-        """The vanilla recipes worth trying with what is owned (cached per inventory and
-        facilities: the same state always gives the same list)."""
-        key = (tuple(sorted(inventory.items())), frozenset(facilities))
-        known = self._cache.get(key)
-        if known is None:
-            if len(self._cache) > 256:
-                self._cache.clear()
-            known = self._cache[key] = self._hypotheses(inventory, facilities)
-        return [
-            {**h, "grid": [list(row) for row in h["grid"]], "missing": dict(h["missing"])}
-            for h in known
-        ]
-
-    def _hypotheses(self, inventory: dict[str, int], facilities: set[str]) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for option in self.options:
-            result = option.outputs[0][0]
-            if result in inventory and result in FACILITIES:
-                continue
-            owned_any = any(inventory.get(i, 0) > 0 for cell in option.inputs for i in cell)
-            if not owned_any:
-                continue
-            grid, missing = concrete_grid(option, inventory)
-            ready = option.station == "inventory" or option.station in facilities
-            out.append(
-                {
-                    "output": result,
-                    "count": option.outputs[0][1],
-                    "station": option.station,
-                    "grid": grid,
-                    "missing": missing,
-                    "executable": not missing and ready,
-                    "stationReady": ready,
-                }
-            )
-        out.sort(key=lambda h: (not h["executable"], len(dict(h["missing"])), str(h["output"])))
-        return out[:HYPOTHESIS_LIMIT]
-
-
-_PRIORS: dict[tuple[int, str], tuple[RuleSet, VanillaPrior]] = {}
 
 
 def capabilities(obs: Observation, tools: dict[str, tuple[str, str]]) -> dict[str, Any]:
@@ -191,12 +97,28 @@ def actionable(history: History, inventory: dict[str, int]) -> list[dict[str, An
     return out
 
 
+Texts = dict[str, tuple[Any, str]]
+"""Field name -> (the value a JSON text was made from, that text), for ``render_fields``."""
+
+
 def observation_fields(
-    obs: Observation, history: History, prior: VanillaPrior, tools: dict[str, tuple[str, str]]
+    obs: Observation,
+    history: History,
+    prior: VanillaPrior,
+    tools: dict[str, tuple[str, str]],
+    texts: Texts | None = None,
 ) -> dict[str, Any]:
-    """Every field of the shared observation block, as plain JSON-able values."""
+    """Every field of the shared observation block, as plain JSON-able values.
+
+    ``texts``, when given, receives the JSON text of the fields that come with one already
+    made (the recipe hypotheses and the verified action effects), for ``render_fields``.
+    """
     p = obs.progress
     inv = dict(obs.inventory)
+    hypotheses = prior.hypotheses_text(inv, {f.id for f in obs.facilities})
+    if texts is not None:
+        texts["vanilla_recipe_hypotheses"] = hypotheses
+        texts["verified_action_effects"] = history.verified_effects_text()
     last = obs.last_result
     warning = history.unused_output(inv)
     repeats = history.repeat_count()
@@ -253,7 +175,7 @@ def observation_fields(
         "survival": {"health": obs.health, "food": obs.food},
         "current_progress": {"score": p.score, "highest_completed": highest_completed(obs)},
         "verified_action_effects": history.verified_effects(),
-        "vanilla_recipe_hypotheses": prior.hypotheses(inv, {f.id for f in obs.facilities}),
+        "vanilla_recipe_hypotheses": copies(hypotheses[0]),
         "actionable_verified_transformations": actionable(history, inv),
         "unused_output_warning": warning,
         "unused_output_variant": unused_output_variant(warning, prior.singular),
@@ -317,30 +239,50 @@ ADDITIONS = ("enchanted_items", "tool_durability", "biome", "survival")
 """Lines MirrorCraft adds to the paper's block."""
 
 
-def _line(f: dict[str, Any], name: str, with_feedback: bool) -> str | None:
+_SIMPLE = {
+    "task": ("TASK_JSON", "task"),
+    "task_state": ("TASK_STATE_JSON", "task_state"),
+    "action_budget": ("ACTION_BUDGET_JSON", "action_budget"),
+    "inventory": ("INVENTORY_JSON", "inventory"),
+    "enchanted_items": ("ENCHANTED_ITEMS_JSON", "enchanted_items"),
+    "tool_durability": ("TOOL_DURABILITY_JSON", "tool_durability"),
+    "equipped": ("EQUIPPED_JSON", "equipped"),
+    "experience": ("EXPERIENCE_JSON", "experience"),
+    "current_capabilities": ("CURRENT_CAPABILITIES_JSON", "capabilities"),
+    "observed_facilities": ("OBSERVED_FACILITIES_JSON", "observed_facilities"),
+    "nearby_targets": ("NEARBY_TARGETS_JSON", "nearby_targets"),
+    "nearby_drops": ("NEARBY_DROPS_JSON", "nearby_drops"),
+    "completed_advancements": ("COMPLETED_ADVANCEMENTS_JSON", "completed_advancements"),
+    "nearby_entities": ("NEARBY_ENTITIES_JSON", "nearby_entities"),
+    "survival": ("SURVIVAL_JSON", "survival"),
+    "verified_action_effects": ("VERIFIED_ACTION_EFFECTS_JSON", "verified_action_effects"),
+}
+"""Lines that are one JSON value: line name -> (placeholder, field)."""
+
+_LISTS = {
+    "blocked_action_prerequisites": ("BLOCKED_ACTION_PREREQUISITES_JSON", "blocked_actions"),
+    "failure_cycle": ("FAILURE_CYCLE_JSON", "failure_cycle"),
+    "stagnation_cycle": ("STAGNATION_CYCLE_JSON", "stagnation_cycle"),
+}
+"""Lines left out when their list is empty: line name -> (placeholder, field)."""
+
+
+def _json(f: dict[str, Any], field: str, texts: Texts | None) -> str:
+    """A field's compact JSON: the text made with it when the field still equals the value
+    that text was made from, else encoded now."""
+    known = texts.get(field) if texts else None
+    value = f[field]
+    if known is not None and value == known[0]:
+        return known[1]
+    return j(value)
+
+
+def _line(f: dict[str, Any], name: str, with_feedback: bool, texts: Texts | None) -> str | None:
     """One line (or None when the paper's block leaves it out in this state)."""
     t = load_template("observation")
-    simple = {
-        "task": ("TASK_JSON", "task"),
-        "task_state": ("TASK_STATE_JSON", "task_state"),
-        "action_budget": ("ACTION_BUDGET_JSON", "action_budget"),
-        "inventory": ("INVENTORY_JSON", "inventory"),
-        "enchanted_items": ("ENCHANTED_ITEMS_JSON", "enchanted_items"),
-        "tool_durability": ("TOOL_DURABILITY_JSON", "tool_durability"),
-        "equipped": ("EQUIPPED_JSON", "equipped"),
-        "experience": ("EXPERIENCE_JSON", "experience"),
-        "current_capabilities": ("CURRENT_CAPABILITIES_JSON", "capabilities"),
-        "observed_facilities": ("OBSERVED_FACILITIES_JSON", "observed_facilities"),
-        "nearby_targets": ("NEARBY_TARGETS_JSON", "nearby_targets"),
-        "nearby_drops": ("NEARBY_DROPS_JSON", "nearby_drops"),
-        "completed_advancements": ("COMPLETED_ADVANCEMENTS_JSON", "completed_advancements"),
-        "nearby_entities": ("NEARBY_ENTITIES_JSON", "nearby_entities"),
-        "survival": ("SURVIVAL_JSON", "survival"),
-        "verified_action_effects": ("VERIFIED_ACTION_EFFECTS_JSON", "verified_action_effects"),
-    }
-    if name in simple:
-        key, field = simple[name]
-        return t.render(name, {key: j(f[field])})
+    if name in _SIMPLE:
+        key, field = _SIMPLE[name]
+        return t.render(name, {key: _json(f, field, texts)})
     if name == "goal":
         return t.render("goal", {"GOAL": f["goal"]})
     if name == "current_blocker":
@@ -374,7 +316,7 @@ def _line(f: dict[str, Any], name: str, with_feedback: bool) -> str | None:
             name,
             {
                 "JAVA_VERSION": JAVA_VERSION,
-                "VANILLA_RECIPE_HYPOTHESES_JSON": j(f["vanilla_recipe_hypotheses"]),
+                "VANILLA_RECIPE_HYPOTHESES_JSON": _json(f, "vanilla_recipe_hypotheses", texts),
             },
         )
     if name == "actionable_verified_transformations":
@@ -406,13 +348,8 @@ def _line(f: dict[str, Any], name: str, with_feedback: bool) -> str | None:
                 "FORBIDDEN_EXACT_ACTION_JSON": j(f["forbidden_exact_action"]),
             },
         )
-    lists = {
-        "blocked_action_prerequisites": ("BLOCKED_ACTION_PREREQUISITES_JSON", "blocked_actions"),
-        "failure_cycle": ("FAILURE_CYCLE_JSON", "failure_cycle"),
-        "stagnation_cycle": ("STAGNATION_CYCLE_JSON", "stagnation_cycle"),
-    }
-    if name in lists:
-        key, field = lists[name]
+    if name in _LISTS:
+        key, field = _LISTS[name]
         return t.render(name, {key: j(f[field])}) if f[field] else None
     if name == "learned_rules":
         rules = f.get("learned_rules")
@@ -429,11 +366,14 @@ def _line(f: dict[str, Any], name: str, with_feedback: bool) -> str | None:
     raise KeyError(name)
 
 
-def render_fields(f: dict[str, Any], *, with_feedback: bool = True) -> str:
+def render_fields(
+    f: dict[str, Any], *, with_feedback: bool = True, texts: Texts | None = None
+) -> str:
     """The observation block as lines in the paper's order (one JSON value per field).
 
     ``with_feedback=False`` leaves out LAST_ACTION_FEEDBACK: ReAct, ReAct with rules and
     Reflexion see the latest result through their trace of recent steps instead.
+    ``texts`` are JSON texts ``observation_fields`` made along with ``f`` (see ``_json``).
     """
-    lines = (_line(f, name, with_feedback) for name in LINE_ORDER)
+    lines = (_line(f, name, with_feedback, texts) for name in LINE_ORDER)
     return "\n".join(line for line in lines if line)

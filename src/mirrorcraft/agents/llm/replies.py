@@ -7,10 +7,12 @@ from typing import Any
 
 from mirrorcraft.body.actions import Action, parse_action
 
+_DECODER = json.JSONDecoder()
+
 
 def first_json_object(text: str) -> dict[str, Any] | None:
     """The first complete JSON object in ``text`` (code fences and prose around it are ignored)."""
-    decoder = json.JSONDecoder()
+    decoder = _DECODER
     i = text.find("{")
     while i >= 0:
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -28,19 +28,41 @@ class TemplateFile:
     name: str
     sections: Mapping[str, str]
     digest: str
+    _compiled: dict[str, tuple[tuple[str, ...], tuple[str, ...], frozenset[str]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Per section: the literal text pieces, the placeholder names between them, and the set
+    of names (split once, on first use; the sections never change)."""
 
     def render(self, section: str, values: Mapping[str, str]) -> str:
-        if section not in self.sections:
-            raise TemplateError(f"template {self.name} has no section {section!r}")
-        text = self.sections[section]
-        needed = set(PLACEHOLDER.findall(text))
-        missing = needed - set(values)
-        if missing:
-            raise TemplateError(f"template {self.name}/{section}: no value for {sorted(missing)}")
-        extra = set(values) - needed
-        if extra:
+        compiled = self._compiled.get(section)
+        if compiled is None:
+            if section not in self.sections:
+                raise TemplateError(f"template {self.name} has no section {section!r}")
+            compiled = self._compiled[section] = _compile(self.sections[section])
+        texts, names, needed = compiled
+        if values.keys() != needed:
+            missing = needed - set(values)
+            if missing:
+                raise TemplateError(
+                    f"template {self.name}/{section}: no value for {sorted(missing)}"
+                )
+            extra = set(values) - needed
             raise TemplateError(f"template {self.name}/{section}: unused values {sorted(extra)}")
-        return PLACEHOLDER.sub(lambda m: values[m.group(1)], text).strip()
+        if not names:
+            return texts[0].strip()
+        out = [texts[0]]
+        for name, text in zip(names, texts[1:], strict=True):
+            out.append(values[name])
+            out.append(text)
+        return "".join(out).strip()
+
+
+def _compile(text: str) -> tuple[tuple[str, ...], tuple[str, ...], frozenset[str]]:
+    """Split a section at its placeholders: ``re.split`` alternates text and names."""
+    parts = PLACEHOLDER.split(text)
+    texts, names = tuple(parts[0::2]), tuple(parts[1::2])
+    return texts, names, frozenset(names)
 
 
 def prompts_dir() -> Path:

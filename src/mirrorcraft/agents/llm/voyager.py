@@ -36,11 +36,10 @@ cleared at the start of each episode.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mirrorcraft.agents.llm.base import LLMAgent
-from mirrorcraft.agents.llm.history import Step
+from mirrorcraft.agents.llm.history import Step, j
 from mirrorcraft.agents.llm.templates import load_template
 from mirrorcraft.agents.llm.voyager_library import (
     MAX_PROGRAM_ACTIONS,
@@ -68,7 +67,7 @@ class VoyagerOptionError(ValueError):
 
 
 def _j(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return j(value)
 
 
 def _trace_entry(step: Step) -> dict[str, Any]:

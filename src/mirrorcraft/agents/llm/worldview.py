@@ -7,12 +7,12 @@ rule set.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from mirrorcraft.agents.llm.history import j
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.body.results import ActionResult
 
@@ -29,7 +29,7 @@ def norm(name: Any) -> str:
 
 
 def action_key(action: Any) -> str:
-    return json.dumps(action, sort_keys=True, separators=(",", ":"))[:400]
+    return j(action)[:400]
 
 
 def have(obs: Observation, item: str, count: int = 1) -> bool:

@@ -28,6 +28,7 @@ import json
 from typing import Any
 
 from mirrorcraft.agents.llm.base import LLMAgent
+from mirrorcraft.agents.llm.history import j
 from mirrorcraft.agents.llm.replies import action_from, preview
 from mirrorcraft.agents.llm.templates import load_template
 from mirrorcraft.agents.llm.worldview import (
@@ -54,7 +55,7 @@ PRODUCING = ("craft_grid", "smelt", "mine", "attack")
 
 
 def _j(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return j(value)
 
 
 def _inventory_key(inventory: dict[str, int]) -> str:
@@ -78,6 +79,17 @@ class XenonAgent(LLMAgent):
         self.replans: list[dict[str, Any]] = []
         self.contradictions: list[dict[str, Any]] = []
         self.retrieved_counts: list[int] = []
+        self._graph_text: tuple[Any, str] | None = None
+
+    def graph_text(self, graph: DependencyGraph) -> str:
+        """The graph's compact JSON, encoded again only when it differs from the graph the
+        last text was made from (compared with a private copy read back from that text)."""
+        doc = graph.to_json()
+        known = self._graph_text
+        if known is None or known[0] != doc:
+            text = _j(doc)
+            known = self._graph_text = (json.loads(text), text)
+        return known[1]
 
     # -- the graph prior --------------------------------------------------------------------
     async def _initialise(self, obs: Observation) -> DependencyGraph:
@@ -218,7 +230,7 @@ class XenonAgent(LLMAgent):
         system = self.disclose(t.render("action_system", self.system_common()))
         values = {
             "FRONTIER": _j(frontier_doc),
-            "GRAPH": _j(graph.to_json()),
+            "GRAPH": self.graph_text(graph),
             "MEMORY": _j([e.to_json() for e in retrieved]),
             "OBSERVATION": self.observation_text(obs),
         }

@@ -34,7 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mirrorcraft.agents.base import Decision, EpisodeContext, Usage
 from mirrorcraft.agents.llm.history import History, Step
-from mirrorcraft.agents.llm.render import VanillaPrior, observation_fields, render_fields
+from mirrorcraft.agents.llm.prior import VanillaPrior
+from mirrorcraft.agents.llm.render import observation_fields, render_fields
 from mirrorcraft.agents.llm.templates import load_template
 from mirrorcraft.agents.remote.http import HttpError, HttpPool, acquire, release
 from mirrorcraft.agents.remote.protocol import PROTOCOL, ActReply, ResetReply
