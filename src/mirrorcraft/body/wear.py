@@ -65,8 +65,7 @@ def apply_wear(
     if damage >= top:
         return Worn(key, None)
     new: Key = (key[0], key[1], damage)
-    inventory.counts[new] = inventory.counts.get(new, 0) + 1
-    inventory.version += 1
+    inventory.put(new, 1)
     return Worn(key, new)
 
 

@@ -350,10 +350,17 @@ class BlockIndex:
                 sel = sel[alive]
                 if sel.size > 4 * k:
                     sel = sel[np.argpartition(d2s[sel], 4 * k)[: 4 * k]]
-                for i in sel.tolist():
-                    hits.append(
-                        Hit(int(d2s[i]), (int(xs[i]), int(ys[i]) + self.min_y, int(zs[i])), bid)
+                my = self.min_y
+                hits.extend(
+                    Hit(d2, (x, y + my, z), bid)
+                    for d2, x, y, z in zip(
+                        d2s[sel].tolist(),
+                        xs[sel].tolist(),
+                        ys[sel].tolist(),
+                        zs[sel].tolist(),
+                        strict=True,
                     )
+                )
             elif bid in self.counts:
                 common.append(bid)
         if common:
@@ -412,13 +419,14 @@ class BlockIndex:
         ok = np.nonzero((horiz if horizontal_only else d2s) <= limit)[0]
         if ok.size > 32:
             ok = ok[np.argpartition(d2s[ok], 32)[:32]]
+        kx, ky, kz = xs[ok], ys[ok], zs[ok]
+        bids = sub[kx, kz, ky].tolist()
+        yb = y0 + self.min_y
         return [
-            Hit(
-                int(d2s[i]),
-                (int(xs[i]) + x0, int(ys[i]) + y0 + self.min_y, int(zs[i]) + z0),
-                int(sub[xs[i], zs[i], ys[i]]),
+            Hit(d2, (x + x0, y + yb, z + z0), b)
+            for d2, x, y, z, b in zip(
+                d2s[ok].tolist(), kx.tolist(), ky.tolist(), kz.tolist(), bids, strict=True
             )
-            for i in ok.tolist()
         ]
 
     def _section_hits(
