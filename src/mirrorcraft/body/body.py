@@ -372,10 +372,13 @@ class Body:
         """
         drops: list[ItemStack] = []
         broken = len(self.broken)
+        state = self.state
+        names = state.loaded.world.palette.names
         for i, cell in enumerate(plan.digs):
-            if self.state.block_id(cell) in self.state.passable_ids:
+            bid = state.block_id(cell)
+            if bid in state.passable_ids:
                 continue
-            name = self.state.block(cell)
+            name = names[bid]
             stop: Blocked | None = None
             if self.dug >= self.config.max_path_digs:
                 stop = Blocked(cell, name, too_far=True)

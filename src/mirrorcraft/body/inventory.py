@@ -42,6 +42,8 @@ class Inventory:
     _slots_at: int = field(default=-1, init=False, repr=False, compare=False)
     _totals: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
     _totals_at: int = field(default=-1, init=False, repr=False, compare=False)
+    _stacks: list[ItemStack] = field(default_factory=list, init=False, repr=False, compare=False)
+    _stacks_at: int = field(default=-1, init=False, repr=False, compare=False)
 
     def total(self, item: str) -> int:
         return sum(c for (name, _e, _d), c in self.counts.items() if name == item)
@@ -130,14 +132,17 @@ class Inventory:
         return taken
 
     def stacks(self) -> list[ItemStack]:
-        """Slot stacks, each at most a stack size, in a fixed order."""
-        out: list[ItemStack] = []
-        for key, count in sorted(self.counts.items()):
-            size = max(self.stack_sizes.get(key[0], 64), 1)
-            while count > 0:
-                out.append(stack_of(key, min(count, size)))
-                count -= size
-        return out
+        """Slot stacks, each at most a stack size, in a fixed order (a fresh list; the
+        stacks are immutable and computed once per version)."""
+        if self._stacks_at != self.version:
+            out: list[ItemStack] = []
+            for key, count in sorted(self.counts.items()):
+                size = max(self.stack_sizes.get(key[0], 64), 1)
+                while count > 0:
+                    out.append(stack_of(key, min(count, size)))
+                    count -= size
+            self._stacks, self._stacks_at = out, self.version
+        return list(self._stacks)
 
 
 def delta(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str, int]:

@@ -117,6 +117,8 @@ class BlockIndex:
         self.counts: dict[int, int] = {}
         self._combos: dict[frozenset[int], _Combined] = {}
         self._luts: dict[frozenset[int], NDArray[np.bool_]] = {}
+        self._common: dict[frozenset[int], list[int]] = {}
+        """Per set of ids asked for together: the common ones, in the set's order."""
         self._near: dict[tuple[int, int, int, int, int], NDArray[np.int32]] = {}
         self.rare: dict[
             int, tuple[NDArray[np.int64], NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]]
@@ -192,12 +194,16 @@ class BlockIndex:
             for b, d2 in zip(w.bid[w.firsts].tolist(), mins.tolist(), strict=True):
                 if d2 <= r2:
                     best[b] = int(d2)
-        common = [b for b in ids if b not in self.rare and b in self.counts]
+        common = self._common.get(ids)
+        if common is None:
+            common = self._common[ids] = [b for b in ids if b not in self.rare and b in self.counts]
         if common:
             for b, d2 in self._cube_min(grid, common, pos, radius).items():
                 best[b] = min(d2, best.get(b, d2))
-        for b in ids:
-            for p in placed.get(b, ()):
+        for b, where in placed.items():
+            if b not in ids:
+                continue
+            for p in where:
                 d2 = _d2(p, pos)
                 if (
                     d2 <= r2
