@@ -14,11 +14,12 @@ from collections.abc import Callable
 import numpy as np
 
 from mirrorcraft.backends.rulesets import vanilla_rules
+from mirrorcraft.body import paths
 from mirrorcraft.body.inventory import Inventory, stack_of
 from mirrorcraft.body.paths import Approach, Blocked, _line_approach, _surface_approach
-from mirrorcraft.body.wear import apply_wear
+from mirrorcraft.body.wear import apply_wear, copies
 from mirrorcraft.rules.items import ItemStack
-from mirrorcraft.world.index import Hit, Pos
+from mirrorcraft.world.index import BlockIndex, Hit, Pos
 from mirrorcraft.world.state import WorldState
 from tests.simtools import act, episode
 
@@ -231,3 +232,130 @@ def test_census_equals_a_brute_force_scan() -> None:
             if near.size:
                 want[b] = int(near.min())
         assert got == want, f"census differs after step {step}"
+
+
+def _plan_the_long_way(state, start, target, reach, can_clear, max_digs):  # type: ignore[no-untyped-def]
+    """``plan_approach`` with the way over the surface always searched to the full cap."""
+    direct = _line_approach(state, start, target, reach, can_clear, max_digs)
+    climbs = target[1] - start[1] > reach
+    holds = isinstance(direct, Approach) and (
+        not climbs or paths._keeps_reach(state, direct, target, reach)
+    )
+    if isinstance(direct, Approach) and holds and not direct.digs:
+        return direct
+    around = _surface_approach(state, start, target, reach, can_clear, max_digs)
+    if isinstance(around, Approach) and (
+        isinstance(direct, Blocked) or not holds or len(around.digs) < len(direct.digs)
+    ):
+        return around
+    return direct
+
+
+def test_capped_surface_search_makes_the_same_plans() -> None:
+    ep = episode("taiga-1")
+    state = ep.body.state
+    rng = random.Random(4)
+    kinds: set[str] = set()
+    for i in range(500):
+        x, z = rng.randrange(state.size), rng.randrange(state.size)
+        y = rng.randint(state.surface_y(x, z) - 12, state.surface_y(x, z) + 1)
+        tx = min(max(x + rng.randint(-14, 14), 0), state.size - 1)
+        tz = min(max(z + rng.randint(-14, 14), 0), state.size - 1)
+        ty = rng.randint(state.surface_y(tx, tz) - 14, state.surface_y(tx, tz) + 1)
+        cap = rng.choice([1000, 12, 3])
+        clear: Callable[[str], bool] = (lambda n: True) if i % 3 else (lambda n: n != "stone")
+        args = (state, (x, y, z), (tx, ty, tz), 4.5, clear, cap)
+        got, want = paths.plan_approach(*args), _plan_the_long_way(*args)
+        assert got == want, args[1:3]
+        kinds.add(type(got).__name__ + ("-dug" if getattr(got, "digs", ()) else ""))
+    assert {"Approach", "Approach-dug", "Blocked"} <= kinds
+
+
+def test_remembered_harvest_answers_and_tool_copies_equal_fresh_ones() -> None:
+    rules = vanilla_rules()
+    tools = [None, *sorted(rules.game.tools)]
+    for block in sorted(rules.game.blocks):
+        for tool in tools:
+            first = rules.can_harvest(block, tool)
+            assert first == rules._can_harvest(block, tool) == rules.can_harvest(block, tool)
+    inv = Inventory(rules.game.items)
+    inv.add(ItemStack("iron_pickaxe", 3))
+    inv.add(ItemStack("iron_pickaxe", 1, (("efficiency", 2),)))
+    rng = random.Random(1)
+    for _ in range(200):
+        keys = copies(inv, "iron_pickaxe")
+        plain = sorted(
+            (k for k in inv.counts if k[0] == "iron_pickaxe"),
+            key=lambda k: (len(k[1]), k[1], k[2]),
+            reverse=True,
+        )
+        assert keys == plain
+        if not keys:
+            break
+        keys.clear()  # callers own the list they get
+        assert copies(inv, "iron_pickaxe") == plain
+        apply_wear(inv, rules.game, rng.choice(plain), rng.randint(1, 40), None)
+
+
+def _rare_the_long_way(index, grid, bid, pos, radius, k):  # type: ignore[no-untyped-def]
+    """Nearest blocks of one rare id measured over every generated position of it."""
+    px, py, pz = pos
+    pyi = py - index.min_y
+    idx, xs, ys, zs = index.rare[bid]
+    dx, dy, dz = xs - px, ys - pyi, zs - pz
+    d2s = dx * dx + dz * dz + dy * dy
+    sel = np.nonzero(d2s <= int(radius * radius))[0]
+    sel = sel[grid.ravel()[idx[sel]] == bid]
+    if sel.size > 4 * k:
+        sel = sel[np.argpartition(d2s[sel], 4 * k)[: 4 * k]]
+    hits = [
+        Hit(int(d2s[i]), (int(xs[i]), int(ys[i]) + index.min_y, int(zs[i])), bid)
+        for i in sel.tolist()
+    ]
+    hits.sort(key=lambda h: (h.d2, h.pos[1], h.pos[0], h.pos[2], h.block_id))
+    return hits[:k]
+
+
+def test_rare_search_in_nearby_sections_equals_the_whole_world_scan() -> None:
+    ep = episode("jungle-1", inventory={"iron_pickaxe": 2, "iron_axe": 2})
+    for _ in range(4):
+        act(ep, "mine", block="log", count=3)
+        act(ep, "mine", block="coal_ore", count=2)
+    state = ep.body.state
+    index, ids = state.index, state.loaded.world.palette.ids
+    rare = [b for n, b in ids.items() if b in index.rare and index.counts.get(b, 0) > 50][:6]
+    assert len(rare) >= 3
+    rng = random.Random(8)
+    found = 0
+    for _ in range(80):
+        x, z = rng.randrange(state.size), rng.randrange(state.size)
+        pos = (x, rng.randint(state.min_y, state.surface_y(x, z) + 2), z)
+        for b in rare:
+            for k, radius in ((1, 8.0), (2, 16.0), (8, 32.0), (1, 32.0)):
+                got = index.nearest(state.grid, {}, [b], pos, radius, k)
+                assert got == _rare_the_long_way(index, state.grid, b, pos, radius, k)
+                found += len(got)
+    assert found > 500
+
+
+def test_rare_search_keeps_the_same_blocks_among_equally_near_ones() -> None:
+    """Rings of equally near blocks, more than the search keeps before its final sort."""
+    grid = np.zeros((48, 48, 40), dtype=np.uint16)
+    grid[:, :, :4] = 1  # a common floor
+    rng = random.Random(6)
+    centres = []
+    for _ in range(30):
+        cx, cz, cy = rng.randrange(3, 45), rng.randrange(3, 45), rng.randrange(8, 37)
+        for dx, dy, dz in [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]:
+            grid[cx + dx, cz + dz, cy + dy] = 2
+        for dx, dz in [(2, 1), (1, 2), (-2, 1), (-1, -2), (2, -1)]:
+            if 0 <= cx + dx < 48 and 0 <= cz + dz < 48:
+                grid[cx + dx, cz + dz, cy] = 2
+        centres.append((cx, cy - 5, cz))
+    world = type("World", (), {"grid": grid, "min_y": -5})()
+    index = BlockIndex(world)  # type: ignore[arg-type]
+    assert 2 in index.rare
+    for pos in centres:
+        for k in (1, 2):
+            got = index.nearest(grid, {}, [2], pos, 12.0, k)
+            assert got == _rare_the_long_way(index, grid, 2, pos, 12.0, k)

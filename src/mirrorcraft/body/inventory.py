@@ -44,6 +44,16 @@ class Inventory:
     _totals_at: int = field(default=-1, init=False, repr=False, compare=False)
     _stacks: list[ItemStack] = field(default_factory=list, init=False, repr=False, compare=False)
     _stacks_at: int = field(default=-1, init=False, repr=False, compare=False)
+    _derived: dict[object, object] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _derived_at: int = field(default=-1, init=False, repr=False, compare=False)
+
+    def derived(self) -> dict[object, object]:
+        """A scratch dict for values computed from the contents: emptied on every change."""
+        if self._derived_at != self.version:
+            self._derived, self._derived_at = {}, self.version
+        return self._derived
 
     def total(self, item: str) -> int:
         return sum(c for (name, _e, _d), c in self.counts.items() if name == item)

@@ -177,7 +177,12 @@ def plan_approach(
     )
     if isinstance(direct, Approach) and holds and not direct.digs:
         return direct
-    around = _surface_approach(state, start, target, reach, can_clear, max_digs)
+    # When the straight line will do, the way over the surface matters only if it digs
+    # fewer blocks: a search capped there gives the same choice and stops sooner.
+    cap = (
+        min(max_digs, len(direct.digs) - 1) if isinstance(direct, Approach) and holds else max_digs
+    )
+    around = _surface_approach(state, start, target, reach, can_clear, cap)
     if isinstance(around, Approach) and (
         isinstance(direct, Blocked) or not holds or len(around.digs) < len(direct.digs)
     ):
