@@ -316,7 +316,7 @@ def _rare_the_long_way(index, grid, bid, pos, radius, k):  # type: ignore[no-unt
     return hits[:k]
 
 
-def test_rare_search_in_nearby_sections_equals_the_whole_world_scan() -> None:
+def test_rare_search_with_a_cut_equals_the_plain_scan() -> None:
     ep = episode("jungle-1", inventory={"iron_pickaxe": 2, "iron_axe": 2})
     for _ in range(4):
         act(ep, "mine", block="log", count=3)

@@ -344,12 +344,7 @@ class BlockIndex:
                 ):
                     hits.append(Hit(d2, p, bid))
             if bid in self.rare:
-                if horizontal_only:
-                    idx, xs, ys, zs = self.rare[bid]
-                else:
-                    # Only the sections around the body can hold a block within the radius.
-                    w = self._combined(frozenset((bid,))).near(px, pyi, pz, radius)
-                    idx, xs, ys, zs = w.idx, w.xs, w.ys, w.zs
+                idx, xs, ys, zs = self.rare[bid]
                 dx, dy, dz = xs - px, ys - pyi, zs - pz
                 horiz = dx * dx + dz * dz
                 d2s = horiz + dy * dy
@@ -359,10 +354,6 @@ class BlockIndex:
                 sel = np.nonzero(mask)[0]
                 alive = flat[idx[sel]] == bid
                 sel = sel[alive]
-                if not horizontal_only:
-                    # In the order of the full arrays (by grid index), so that the cut below
-                    # keeps the same blocks among equally near ones.
-                    sel = sel[np.argsort(idx[sel], kind="stable")]
                 if sel.size > 4 * k:
                     sel = sel[np.argpartition(d2s[sel], 4 * k)[: 4 * k]]
                 my = self.min_y
