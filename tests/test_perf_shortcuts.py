@@ -15,6 +15,7 @@ import numpy as np
 
 from mirrorcraft.backends.rulesets import vanilla_rules
 from mirrorcraft.body import paths
+from mirrorcraft.body.body import canon_stacks
 from mirrorcraft.body.inventory import Inventory, stack_of
 from mirrorcraft.body.paths import Approach, Blocked, _line_approach, _surface_approach
 from mirrorcraft.body.wear import apply_wear, copies
@@ -359,3 +360,17 @@ def test_rare_search_keeps_the_same_blocks_among_equally_near_ones() -> None:
         for k in (1, 2):
             got = index.nearest(grid, {}, [2], pos, 12.0, k)
             assert got == _rare_the_long_way(index, grid, 2, pos, 12.0, k)
+
+
+def test_canonical_drops_of_one_stack_equal_the_merged_form() -> None:
+    def long_way(stacks: list[ItemStack]):  # type: ignore[no-untyped-def]
+        merged: dict[tuple[str, tuple[tuple[str, int], ...]], int] = {}
+        for s in stacks:
+            merged[(s.item, s.enchantments)] = merged.get((s.item, s.enchantments), 0) + s.count
+        return tuple(sorted((k[0], c, k[1]) for k, c in merged.items()))
+
+    rng = random.Random(7)
+    pool = [ItemStack("dirt", 1), ItemStack("book", 1, (("mending", 1),)), ItemStack("coal", 0)]
+    for n in range(200):
+        stacks = [rng.choice(pool).with_count(rng.randint(0, 3)) for _ in range(n % 4)]
+        assert canon_stacks(stacks) == long_way(stacks)

@@ -473,6 +473,8 @@ def _points_for_next(level: int) -> int:
 
 
 def _canon(stacks: list[ItemStack]) -> tuple[tuple[str, int, tuple[tuple[str, int], ...]], ...]:
+    if len(stacks) <= 1:  # most rolls: nothing to merge or sort
+        return tuple((s.item, s.count, s.enchantments) for s in stacks)
     merged: dict[tuple[str, tuple[tuple[str, int], ...]], int] = {}
     for s in stacks:
         merged[(s.item, s.enchantments)] = merged.get((s.item, s.enchantments), 0) + s.count

@@ -78,11 +78,13 @@ def _line_approach(
     seen: set[Pos] = set()
     stand = start
     tx, ty, tz = target
+    walking = True
     for cell in line_cells(start, target)[1:]:
         if cell == target:
             break
         x, y, z = cell
-        walking = (stand[0] - tx) ** 2 + (stand[1] - ty) ** 2 + (stand[2] - tz) ** 2 > reach2
+        if walking:  # once in reach the body stops walking: it stays in reach
+            walking = (stand[0] - tx) ** 2 + (stand[1] - ty) ** 2 + (stand[2] - tz) ** 2 > reach2
         for c in (cell, (x, y + 1, z)) if walking else (cell,):
             if c == target or c in seen:
                 continue
