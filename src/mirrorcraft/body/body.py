@@ -372,10 +372,13 @@ class Body:
         """
         drops: list[ItemStack] = []
         broken = len(self.broken)
+        state = self.state
+        names = state.loaded.world.palette.names
         for i, cell in enumerate(plan.digs):
-            if self.state.block_id(cell) in self.state.passable_ids:
+            bid = state.block_id(cell)
+            if bid in state.passable_ids:
                 continue
-            name = self.state.block(cell)
+            name = names[bid]
             stop: Blocked | None = None
             if self.dug >= self.config.max_path_digs:
                 stop = Blocked(cell, name, too_far=True)
@@ -470,6 +473,8 @@ def _points_for_next(level: int) -> int:
 
 
 def _canon(stacks: list[ItemStack]) -> tuple[tuple[str, int, tuple[tuple[str, int], ...]], ...]:
+    if len(stacks) <= 1:  # most rolls: nothing to merge or sort
+        return tuple((s.item, s.count, s.enchantments) for s in stacks)
     merged: dict[tuple[str, tuple[tuple[str, int], ...]], int] = {}
     for s in stacks:
         merged[(s.item, s.enchantments)] = merged.get((s.item, s.enchantments), 0) + s.count

@@ -40,15 +40,33 @@ class Inventory:
     """Bumped on every change, so callers can cache what they derive from the contents."""
     _slots: int = field(default=0, init=False, repr=False, compare=False)
     _slots_at: int = field(default=-1, init=False, repr=False, compare=False)
+    _totals: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _totals_at: int = field(default=-1, init=False, repr=False, compare=False)
+    _stacks: list[ItemStack] = field(default_factory=list, init=False, repr=False, compare=False)
+    _stacks_at: int = field(default=-1, init=False, repr=False, compare=False)
+    _derived: dict[object, object] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _derived_at: int = field(default=-1, init=False, repr=False, compare=False)
+
+    def derived(self) -> dict[object, object]:
+        """A scratch dict for values computed from the contents: emptied on every change."""
+        if self._derived_at != self.version:
+            self._derived, self._derived_at = {}, self.version
+        return self._derived
 
     def total(self, item: str) -> int:
         return sum(c for (name, _e, _d), c in self.counts.items() if name == item)
 
     def totals(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for (name, _e, _d), c in self.counts.items():
-            out[name] = out.get(name, 0) + c
-        return dict(sorted(out.items()))
+        """Count per item id, sorted by id (a fresh dict; computed once per version)."""
+        if self._totals_at != self.version:
+            out: dict[str, int] = {}
+            for (name, _e, _d), c in self.counts.items():
+                out[name] = out.get(name, 0) + c
+            self._totals = dict(sorted(out.items()))
+            self._totals_at = self.version
+        return dict(self._totals)
 
     def keys_of(self, item: str) -> list[Key]:
         return sorted(k for k in self.counts if k[0] == item)
@@ -67,6 +85,15 @@ class Inventory:
             self._slots_at = self.version
         return self._slots
 
+    def _changed(self, key: Key, old: int, new: int) -> None:
+        """Record that ``key``'s count went from ``old`` to ``new``: bump the version, and
+        keep the used-slot count current when it was (its slots change by the difference)."""
+        if self._slots_at == self.version:
+            size = max(self.stack_sizes.get(key[0], 64), 1)
+            self._slots += -(-new // size) + (old // -size)
+            self._slots_at = self.version + 1
+        self.version += 1
+
     def room_for(self, item: str, enchantments: Enchantments = (), damage: int = 0) -> int:
         """How many more of this item fit (existing partial stacks plus free slots)."""
         size = max(self.stack_sizes.get(item, 64), 1)
@@ -80,18 +107,27 @@ class Inventory:
         fit = min(stack.count, self.room_for(stack.item, stack.enchantments, stack.damage))
         if fit > 0:
             k = key_of(stack)
-            self.counts[k] = self.counts.get(k, 0) + fit
-            self.version += 1
+            old = self.counts.get(k, 0)
+            self.counts[k] = old + fit
+            self._changed(k, old, old + fit)
         return fit
+
+    def put(self, key: Key, count: int = 1) -> None:
+        """Add copies of exactly this key whether or not they fit (a worn tool replacing itself)."""
+        old = self.counts.get(key, 0)
+        self.counts[key] = old + count
+        self._changed(key, old, old + count)
 
     def take(self, key: Key, count: int = 1) -> int:
         """Remove up to ``count`` copies of exactly this key; returns how many were removed."""
         n = min(self.counts.get(key, 0), count)
         if n > 0:
-            self.counts[key] -= n
-            if self.counts[key] == 0:
+            old = self.counts[key]
+            if old == n:
                 del self.counts[key]
-            self.version += 1
+            else:
+                self.counts[key] = old - n
+            self._changed(key, old, old - n)
         return n
 
     def remove(self, item: str, count: int) -> list[ItemStack]:
@@ -106,14 +142,17 @@ class Inventory:
         return taken
 
     def stacks(self) -> list[ItemStack]:
-        """Slot stacks, each at most a stack size, in a fixed order."""
-        out: list[ItemStack] = []
-        for key, count in sorted(self.counts.items()):
-            size = max(self.stack_sizes.get(key[0], 64), 1)
-            while count > 0:
-                out.append(stack_of(key, min(count, size)))
-                count -= size
-        return out
+        """Slot stacks, each at most a stack size, in a fixed order (a fresh list; the
+        stacks are immutable and computed once per version)."""
+        if self._stacks_at != self.version:
+            out: list[ItemStack] = []
+            for key, count in sorted(self.counts.items()):
+                size = max(self.stack_sizes.get(key[0], 64), 1)
+                while count > 0:
+                    out.append(stack_of(key, min(count, size)))
+                    count -= size
+            self._stacks, self._stacks_at = out, self.version
+        return list(self._stacks)
 
 
 def delta(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str, int]:

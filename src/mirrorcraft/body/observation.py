@@ -266,15 +266,16 @@ class ObservationBuilder:
         facilities = [n for n in blocks if n.id in self._facilities]
         r2 = b.config.observe_radius**2
         ents: dict[str, list[int]] = {}
+        px, py, pz = b.pos
         for mob in b.state.mobs:
             if mob.alive:
-                d2 = dist2(mob.pos, b.pos)
+                mx, my, mz = mob.pos
+                d2 = (mx - px) ** 2 + (my - py) ** 2 + (mz - pz) ** 2
                 if d2 <= r2:
                     ents.setdefault(mob.type, []).append(d2)
         dr2 = b.config.drop_radius**2
         drops: dict[str, list[int]] = {}
         drop_counts: dict[str, int] = {}
-        px, py, pz = b.pos
         for (x, y, z), pile in self._drop_piles().items():
             d2 = (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2
             if d2 <= dr2:

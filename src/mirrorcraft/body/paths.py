@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from mirrorcraft.world.index import Pos
 from mirrorcraft.world.state import WorldState
 
@@ -76,11 +78,13 @@ def _line_approach(
     seen: set[Pos] = set()
     stand = start
     tx, ty, tz = target
+    walking = True
     for cell in line_cells(start, target)[1:]:
         if cell == target:
             break
         x, y, z = cell
-        walking = (stand[0] - tx) ** 2 + (stand[1] - ty) ** 2 + (stand[2] - tz) ** 2 > reach2
+        if walking:  # once in reach the body stops walking: it stays in reach
+            walking = (stand[0] - tx) ** 2 + (stand[1] - ty) ** 2 + (stand[2] - tz) ** 2 > reach2
         for c in (cell, (x, y + 1, z)) if walking else (cell,):
             if c == target or c in seen:
                 continue
@@ -118,14 +122,21 @@ def _surface_approach(
     up_from: list[Pos] = []
     x, y, z = start
     top = state.surface_y(x, z)
-    passable = state.passable_ids
-    for cy in range(y + 1, top + 2):
-        c = (x, cy, z)
-        if state.in_bounds(c) and state.block_id(c) not in passable:
-            if not can_clear(state.block(c)):
-                return Blocked(c, state.block(c))
-            up.append(c)
-            up_from.append((x, max(y, cy - 2), z))
+    if 0 <= x < state.size and 0 <= z < state.size:
+        # The solid cells of the column between the body and the sky, read in one slice.
+        lo, hi = max(y + 1, state.min_y), min(top + 2, state.max_y)
+        if hi > lo:
+            column = state.grid[x, z, lo - state.min_y : hi - state.min_y]
+            names = state.loaded.world.palette.names
+            ids = column.tolist()
+            for i in np.flatnonzero(state.solid_lut[column]).tolist():
+                cy = lo + i
+                c = (x, cy, z)
+                name = names[ids[i]]
+                if not can_clear(name):
+                    return Blocked(c, name)
+                up.append(c)
+                up_from.append((x, max(y, cy - 2), z))
     tx, _ty, tz = target
     above = (tx, state.surface_y(tx, tz) + 1, tz)
     if not state.in_bounds(above):
@@ -168,7 +179,12 @@ def plan_approach(
     )
     if isinstance(direct, Approach) and holds and not direct.digs:
         return direct
-    around = _surface_approach(state, start, target, reach, can_clear, max_digs)
+    # When the straight line will do, the way over the surface matters only if it digs
+    # fewer blocks: a search capped there gives the same choice and stops sooner.
+    cap = (
+        min(max_digs, len(direct.digs) - 1) if isinstance(direct, Approach) and holds else max_digs
+    )
+    around = _surface_approach(state, start, target, reach, can_clear, cap)
     if isinstance(around, Approach) and (
         isinstance(direct, Blocked) or not holds or len(around.digs) < len(direct.digs)
     ):

@@ -65,8 +65,7 @@ def apply_wear(
     if damage >= top:
         return Worn(key, None)
     new: Key = (key[0], key[1], damage)
-    inventory.counts[new] = inventory.counts.get(new, 0) + 1
-    inventory.version += 1
+    inventory.put(new, 1)
     return Worn(key, new)
 
 
@@ -74,13 +73,18 @@ def copies(inventory: Inventory, item: str) -> list[Key]:
     """Owned copies of an item, the one the body reaches for first at the front.
 
     Enchanted copies first (as before wear existed), then the most worn, so a tool is
-    used up before a fresh one is started.
+    used up before a fresh one is started. (Sorted once per inventory version.)
     """
-    return sorted(
-        (k for k in inventory.counts if k[0] == item),
-        key=lambda k: (len(k[1]), k[1], k[2]),
-        reverse=True,
-    )
+    memo = inventory.derived()
+    known = memo.get(("copies", item))
+    if known is None:
+        known = memo[("copies", item)] = sorted(
+            (k for k in inventory.counts if k[0] == item),
+            key=lambda k: (len(k[1]), k[1], k[2]),
+            reverse=True,
+        )
+    assert isinstance(known, list)
+    return list(known)
 
 
 def survives(game: GameData, key: Key, cost: int) -> bool:

@@ -95,6 +95,10 @@ class RuleSet:
     )
     """Rolls that drew no random number and read no neighbouring block, by table and
     context: rolling them again gives the same drops (see ``roll``)."""
+    _harvests: dict[tuple[str, str | None], bool] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    """``can_harvest`` answers by (block, tool): a function of the game data and tags."""
 
     # -- construction ----------------------------------------------------------
     @classmethod
@@ -152,7 +156,14 @@ class RuleSet:
         return (kinds[0] if kinds else "none", tier)
 
     def can_harvest(self, block: str, tool: str | None) -> bool:
-        """Would breaking ``block`` with ``tool`` (None: bare hand) drop its loot?"""
+        """Would breaking ``block`` with ``tool`` (None: bare hand) drop its loot? (Answers
+        are remembered per rule set: they depend only on its game data and tags.)"""
+        known = self._harvests.get((block, tool))
+        if known is None:
+            known = self._harvests[(block, tool)] = self._can_harvest(block, tool)
+        return known
+
+    def _can_harvest(self, block: str, tool: str | None) -> bool:
         info = self.game.blocks.get(block)
         if info is None or not info.diggable:
             return False

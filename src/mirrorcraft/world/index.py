@@ -117,6 +117,8 @@ class BlockIndex:
         self.counts: dict[int, int] = {}
         self._combos: dict[frozenset[int], _Combined] = {}
         self._luts: dict[frozenset[int], NDArray[np.bool_]] = {}
+        self._common: dict[frozenset[int], list[int]] = {}
+        """Per set of ids asked for together: the common ones, in the set's order."""
         self._near: dict[tuple[int, int, int, int, int], NDArray[np.int32]] = {}
         self.rare: dict[
             int, tuple[NDArray[np.int64], NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]]
@@ -192,12 +194,16 @@ class BlockIndex:
             for b, d2 in zip(w.bid[w.firsts].tolist(), mins.tolist(), strict=True):
                 if d2 <= r2:
                     best[b] = int(d2)
-        common = [b for b in ids if b not in self.rare and b in self.counts]
+        common = self._common.get(ids)
+        if common is None:
+            common = self._common[ids] = [b for b in ids if b not in self.rare and b in self.counts]
         if common:
             for b, d2 in self._cube_min(grid, common, pos, radius).items():
                 best[b] = min(d2, best.get(b, d2))
-        for b in ids:
-            for p in placed.get(b, ()):
+        for b, where in placed.items():
+            if b not in ids:
+                continue
+            for p in where:
                 d2 = _d2(p, pos)
                 if (
                     d2 <= r2
@@ -350,10 +356,17 @@ class BlockIndex:
                 sel = sel[alive]
                 if sel.size > 4 * k:
                     sel = sel[np.argpartition(d2s[sel], 4 * k)[: 4 * k]]
-                for i in sel.tolist():
-                    hits.append(
-                        Hit(int(d2s[i]), (int(xs[i]), int(ys[i]) + self.min_y, int(zs[i])), bid)
+                my = self.min_y
+                hits.extend(
+                    Hit(d2, (x, y + my, z), bid)
+                    for d2, x, y, z in zip(
+                        d2s[sel].tolist(),
+                        xs[sel].tolist(),
+                        ys[sel].tolist(),
+                        zs[sel].tolist(),
+                        strict=True,
                     )
+                )
             elif bid in self.counts:
                 common.append(bid)
         if common:
@@ -412,13 +425,14 @@ class BlockIndex:
         ok = np.nonzero((horiz if horizontal_only else d2s) <= limit)[0]
         if ok.size > 32:
             ok = ok[np.argpartition(d2s[ok], 32)[:32]]
+        kx, ky, kz = xs[ok], ys[ok], zs[ok]
+        bids = sub[kx, kz, ky].tolist()
+        yb = y0 + self.min_y
         return [
-            Hit(
-                int(d2s[i]),
-                (int(xs[i]) + x0, int(ys[i]) + y0 + self.min_y, int(zs[i]) + z0),
-                int(sub[xs[i], zs[i], ys[i]]),
+            Hit(d2, (x + x0, y + yb, z + z0), b)
+            for d2, x, y, z, b in zip(
+                d2s[ok].tolist(), kx.tolist(), ky.tolist(), kz.tolist(), bids, strict=True
             )
-            for i in ok.tolist()
         ]
 
     def _section_hits(
