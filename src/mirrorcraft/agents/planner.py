@@ -31,9 +31,9 @@ from mirrorcraft.agents.plan_costs import (
     CRAFT,
     SMELT,
     SOURCE,
-    CompiledUses,
     Entry,
-    compile_tables,
+    Use,
+    way_use,
 )
 from mirrorcraft.body.config import default_body_config
 from mirrorcraft.body.enchanting import is_enchantable
@@ -64,8 +64,9 @@ class PlanStep:
     """What the planner predicts: ("craft", option key) or ("smelt", (input, station))."""
 
 
-Compiled = tuple[dict[str, tuple[Entry, ...]], CompiledUses]
-Relevance = tuple[list[str], dict[str, list[tuple[str, Any]]], Compiled]
+Uses = dict[str, list[Use]]
+Compiled = tuple[dict[str, tuple[Entry, ...]], Uses]
+Relevance = tuple[list[str], Uses, Compiled]
 _SHARED: dict[tuple[int, tuple[str, ...]], tuple[object, Relevance]] = {}
 """(id of a never-revised belief's origin, goal) -> (that origin, what ``_relevant`` derives):
 shared by every episode planning with the same rules (the origin is kept, so its id
@@ -181,10 +182,9 @@ class Planner:
         return PlanStep(pick, "take the crafting table along before moving on")
 
     # -- cost estimates ---------------------------------------------------------------
-    def _relevant(
-        self, goal_items: tuple[str, ...]
-    ) -> tuple[list[str], dict[str, list[tuple[str, Any]]]]:
-        """Items that can matter for the goal, and for each item the (user, method) pairs using it."""
+    def _relevant(self, goal_items: tuple[str, ...]) -> tuple[list[str], Uses]:
+        """Items that can matter for the goal, and for each item the ways using it (as
+        ``plan_costs.Use``: the user first, then the way)."""
         origin = self.b.origin
         if origin is not None:
             shared = _SHARED.get((id(origin), goal_items))
@@ -208,31 +208,27 @@ class Planner:
             *self.b.config.enchant_candidates,
         ]
         todo += [f for f in FUEL_CHOICES if f in self.b.rules.game.items]
+        produced_by, harvest, fuels = self.b.produced_by, self.b.harvest, self.b.rules.fuels
         seen: set[str] = set()
-        uses: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+        uses: dict[str, list[Use]] = defaultdict(list)
+        produced: dict[str, tuple[Entry, ...]] = {}
         while todo:
             item = todo.pop()
             if item in seen:
                 continue
             seen.add(item)
-            for m in self.b.produced_by.get(item, ()):
-                deps: set[str] = set()
-                if isinstance(m, CraftOption):
-                    deps.add(m.station)
-                    for cell in m.inputs:
-                        deps.update(cell)
-                elif isinstance(m, SmeltOption):
-                    deps.update((m.input, m.station, *FUEL_CHOICES))
-                elif m.kind == "block":
-                    deps.update(t for t in self.b.harvest.get(m.source, ()) if t != "hand")
-                for d in sorted(deps):
-                    uses[d].append((item, m))
-                todo.extend(sorted(deps))
-        relevant = sorted(i for i in seen if i != "inventory")
+            entries = []
+            for m in produced_by.get(item, ()):
+                use, deps = way_use(m, item, fuels, FUEL_CHOICES, harvest)
+                entries.append(use[2])
+                for d in deps:
+                    uses[d].append(use)
+                todo.extend(deps)
+            produced[item] = tuple(entries)
+        seen.discard("inventory")
+        relevant = sorted(seen)
         result = (relevant, dict(uses))
-        self._compiled = compile_tables(
-            relevant, uses, self.b.produced_by, self.b.rules.fuels, FUEL_CHOICES
-        )
+        self._compiled = ({i: produced[i] for i in relevant}, result[1])
         entry = (*result, self._compiled)
         if origin is not None:
             if len(_SHARED) > CACHE_LIMIT:
@@ -244,7 +240,7 @@ class Planner:
             _OWN[id(self.b)] = (self.b, self.b.version, goal_items, entry)
         return result
 
-    def _unit_costs(self, relevant: list[str], uses: dict[str, list[tuple[str, Any]]]) -> None:
+    def _unit_costs(self, relevant: list[str], uses: Uses) -> None:
         """Marginal cost of one more unit of each relevant item.
 
         Knuth's generalisation of Dijkstra's algorithm: every method costs at least as
@@ -252,12 +248,16 @@ class Planner:
         methods that use a newly finalised item are re-evaluated.
         """
         self.unit = unit = dict.fromkeys(relevant, INF)
-        produced, compiled_uses = self._compiled
+        produced, uses_of = self._compiled
+        no_uses: list[Use] = []
         unit_cost, tools = self._cost_function()
+        inv_get, unit_get = self.inv.get, unit.get
         heap: list[tuple[float, str]] = []
         for item in relevant:
             best = INF  # only a value below INF is kept, so larger ones need not be told apart
             for e in produced.get(item, ()):
+                if e[0] == SMELT and inv_get(e[3], 0) < e[4] and unit_get(e[3], INF) >= INF:
+                    continue  # its input cannot be had: INF (see the same test below)
                 value = unit_cost(e)
                 if value < best:
                     best = value
@@ -272,10 +272,16 @@ class Planner:
             if item in final or c > unit[item]:
                 continue
             final.add(item)
-            for user, entry in compiled_uses.get(item):
+            for user, _way, entry, smelted, units in uses_of.get(item, no_uses):
                 if user in final or user not in unit:
                     continue
-                if entry[0] == SOURCE and tools.get(entry[2], ()) is None:
+                if smelted is not None:
+                    if inv_get(smelted, 0) < units and unit_get(smelted, INF) >= INF:
+                        # Its input is still not owned and cannot be had: the cost would be
+                        # at least INF, which changes nothing (every fuel is a user of each
+                        # smelt, so most re-evaluations end here without a call).
+                        continue
+                elif entry[0] == SOURCE and tools.get(entry[2], ()) is None:
                     # Mined with a tool owned (or by hand): its cost is what the first pass
                     # found, already no lower than the item's cost, so it changes nothing.
                     continue
