@@ -19,7 +19,7 @@ from mirrorcraft.agents.knowledge import CraftOption, SmeltOption, SourceOption
 CRAFT, SMELT, SOURCE, NEVER = 0, 1, 2, 3
 
 Entry = tuple[Any, ...]
-"""(CRAFT, k, station, ((sorted cell items, count needed), ...))
+"""(CRAFT, k, station, ((the cell's only item or None, sorted cell items, count needed), ...))
 (SMELT, units / 6, station, input, units, fuel ticks needed, ((fuel, multiple), ...))
 (SOURCE, batches / 4, source, kind)   (NEVER,)"""
 
@@ -33,7 +33,10 @@ def compile_method(
         if q <= 0:
             return (NEVER,)
         k = math.ceil(1 / q)
-        cells = tuple((tuple(sorted(cell)), qty * k) for cell, qty in m.inputs.items())
+        cells = tuple(
+            (next(iter(cell)) if len(cell) == 1 else None, tuple(sorted(cell)), qty * k)
+            for cell, qty in m.inputs.items()
+        )
         return (CRAFT, k, m.station, cells)
     if isinstance(m, SmeltOption):
         q = m.yields.get(item, 0)
@@ -74,8 +77,8 @@ def compiled(m: Any, item: str, fuels: Mapping[str, int], fuel_choices: Sequence
     return entry
 
 
-Use = tuple[str, Any, Entry, "str | None", int]
-"""(user, way, compiled way, the smelt input when the way is a smelt else None, units)."""
+Use = tuple[str, Entry, "str | None", int]
+"""(user, compiled way, the smelt's input when the way is a smelt else None, its units)."""
 
 _USES: dict[tuple[int, str], tuple[Any, Mapping[str, int], Any, Use, tuple[str, ...]]] = {}
 """(id(way), item) -> (way, fuels, harvesting tools of its block, the way's Use, its sorted
@@ -108,7 +111,7 @@ def way_use(
         deps.update(t for t in (able or ()) if t != "hand")
     entry = compiled(m, item, fuels, fuel_choices)
     smelted = entry[3] if entry[0] == SMELT else None
-    use: Use = (item, m, entry, smelted, entry[4] if entry[0] == SMELT else 0)
+    use: Use = (item, entry, smelted, entry[4] if entry[0] == SMELT else 0)
     if len(_USES) > MEMO_LIMIT:
         _USES.clear()
     ordered = tuple(sorted(deps))

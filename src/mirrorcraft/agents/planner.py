@@ -183,8 +183,8 @@ class Planner:
 
     # -- cost estimates ---------------------------------------------------------------
     def _relevant(self, goal_items: tuple[str, ...]) -> tuple[list[str], Uses]:
-        """Items that can matter for the goal, and for each item the ways using it (as
-        ``plan_costs.Use``: the user first, then the way)."""
+        """Items that can matter for the goal, and for each item the ways of relevant items
+        using it (as ``plan_costs.Use``: the user first, then the compiled way)."""
         origin = self.b.origin
         if origin is not None:
             shared = _SHARED.get((id(origin), goal_items))
@@ -220,9 +220,10 @@ class Planner:
             entries = []
             for m in produced_by.get(item, ()):
                 use, deps = way_use(m, item, fuels, FUEL_CHOICES, harvest)
-                entries.append(use[2])
-                for d in deps:
-                    uses[d].append(use)
+                entries.append(use[1])
+                if item != "inventory":  # not a relevant item: its ways are never settled
+                    for d in deps:
+                        uses[d].append(use)
                 todo.extend(deps)
             produced[item] = tuple(entries)
         seen.discard("inventory")
@@ -272,8 +273,8 @@ class Planner:
             if item in final or c > unit[item]:
                 continue
             final.add(item)
-            for user, _way, entry, smelted, units in uses_of.get(item, no_uses):
-                if user in final or user not in unit:
+            for user, entry, smelted, units in uses_of.get(item, no_uses):
+                if user in final:  # (every user is relevant, so it has a unit cost)
                     continue
                 if smelted is not None:
                     if inv_get(smelted, 0) < units and unit_get(smelted, INF) >= INF:
@@ -306,17 +307,19 @@ class Planner:
         tools: dict[str, tuple[str, ...] | None] = {}
         explore: dict[tuple[str, str], float] = {}
 
-        def station_cost(station: str) -> float:
-            fixed = stations.get(station, -1.0)
-            if fixed == -1.0:
-                if station == "inventory" or station in self.facilities:
-                    fixed = 0.0
-                elif inv.get(station, 0) > 0:
-                    fixed = 1.0
-                else:
-                    fixed = None
-                stations[station] = fixed
-            return 1.0 + unit.get(station, INF) if fixed is None else fixed
+        inv_get, unit_get, fuels_get, stations_get = inv.get, unit.get, fuels.get, stations.get
+        facilities = self.facilities
+
+        def station_fixed(station: str) -> float | None:
+            """0 for a station at hand, 1 for one to place, None for one to make."""
+            if station == "inventory" or station in facilities:
+                fixed: float | None = 0.0
+            elif inv_get(station, 0) > 0:
+                fixed = 1.0
+            else:
+                fixed = None
+            stations[station] = fixed
+            return fixed
 
         def tool_cost(block: str) -> float:
             if block in tools:
@@ -332,15 +335,23 @@ class Planner:
         def cost(e: Entry) -> float:
             kind = e[0]
             if kind == CRAFT:
-                total: float = e[1] + station_cost(e[2])
-                for items, n in e[3]:
-                    best = INF
-                    first = True
-                    for i in items:
-                        need = n - inv.get(i, 0)
-                        c = 0.0 if need <= 0 else unit.get(i, INF) * need
-                        if first or c < best:
-                            best, first = c, False
+                station = e[2]
+                fixed = stations_get(station, -1.0)
+                if fixed == -1.0:
+                    fixed = station_fixed(station)
+                total: float = e[1] + (1.0 + unit_get(station, INF) if fixed is None else fixed)
+                for one, items, n in e[3]:
+                    if one is not None:  # a cell with one item: no alternatives to compare
+                        need = n - inv_get(one, 0)
+                        best = 0.0 if need <= 0 else unit_get(one, INF) * need
+                    else:
+                        best = INF
+                        first = True
+                        for i in items:
+                            need = n - inv_get(i, 0)
+                            c = 0.0 if need <= 0 else unit_get(i, INF) * need
+                            if first or c < best:
+                                best, first = c, False
                     total += best
                     if total >= INF:
                         return INF
@@ -348,19 +359,24 @@ class Planner:
             if kind == SMELT:
                 _k, sixth, station, source, units, need, pairs = e
                 sixth_f: float = sixth
-                need_in = units - inv.get(source, 0)
-                cost_in = 0.0 if need_in <= 0 else unit.get(source, INF) * need_in
+                need_in = units - inv_get(source, 0)
+                cost_in = 0.0 if need_in <= 0 else unit_get(source, INF) * need_in
                 if cost_in >= INF:
                     # Every other term is >= 0: the sum is >= INF, which changes no cost
                     # (callers keep only values below INF), so the rest is not added up.
                     return INF
-                if fuel_ticks - fuels.get(source, 0) * inv.get(source, 0) >= need:
+                if fuel_ticks - fuels_get(source, 0) * inv_get(source, 0) >= need:
                     fuel = 0.0
                 else:
                     fuel = INF
                     for f, mult in pairs:
-                        fuel = min(fuel, unit.get(f, INF) * mult)
-                total = sixth_f + station_cost(station) + fuel
+                        v = unit_get(f, INF) * mult
+                        if v < fuel:  # min(fuel, v), which keeps fuel unless v is lower
+                            fuel = v
+                fixed = stations_get(station, -1.0)
+                if fixed == -1.0:
+                    fixed = station_fixed(station)
+                total = sixth_f + (1.0 + unit_get(station, INF) if fixed is None else fixed) + fuel
                 return total + cost_in
             if kind == SOURCE:
                 key = (e[2], e[3])
