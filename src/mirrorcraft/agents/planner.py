@@ -330,7 +330,12 @@ class Planner:
                 able = tools[block] = None if free else tuple(sorted(owned))
             if able is None:
                 return 0.0
-            return min((unit.get(t, INF) for t in able), default=INF)
+            best = INF  # min(..., default=INF), without a generator
+            for t in able:
+                c = unit_get(t, INF)
+                if c < best:
+                    best = c
+            return best
 
         def cost(e: Entry) -> float:
             kind = e[0]
