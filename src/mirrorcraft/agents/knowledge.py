@@ -270,15 +270,21 @@ class Belief:
         ``reindex`` gives (crafts in list order, then smelts, then blocks and mobs). The
         lists are replaced, never changed in place (copies of a belief share them)."""
         index = dict(self.produced_by)
-        sources = [*self.blocks.values(), *self.mobs.values()]
-        for item in dict.fromkeys(items):
-            ways: list[Any] = [self.crafts[i] for i in self._craft_outs.get(item, ())]
-            for s in self.smelts.values():
-                ways.extend(s for out, _n in s.outputs if out == item)
-            for src in sources:
-                ways.extend(src for out, y in src.drops if out == item and y > 0)
-            if ways:
-                index[item] = ways
+        wanted = dict.fromkeys(items)
+        ways: dict[str, list[Any]] = {
+            item: [self.crafts[i] for i in self._craft_outs.get(item, ())] for item in wanted
+        }
+        for s in self.smelts.values():
+            for out, _n in s.outputs:
+                if out in wanted:
+                    ways[out].append(s)
+        for src in [*self.blocks.values(), *self.mobs.values()]:
+            for out, y in src.drops:
+                if y > 0 and out in wanted:
+                    ways[out].append(src)
+        for item, found in ways.items():
+            if found:
+                index[item] = found
             else:
                 index.pop(item, None)
         self.produced_by = index
