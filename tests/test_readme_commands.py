@@ -59,6 +59,7 @@ SHORTENED = {
     "bench_remote_agent.py": (["--quick"], "20 actions per episode instead of 100"),
     "bench_world.py": (["--quick"], "the full benchmark takes minutes"),
     "bench_peers.py": (["--quick"], "several interleaved rounds take a minute or more"),
+    "bench_planners.py": (["--quick"], "three rounds of 63 episodes take a minute or more"),
 }
 
 

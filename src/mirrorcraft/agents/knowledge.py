@@ -9,10 +9,11 @@ with fixed seeds, so beliefs are deterministic.
 
 from __future__ import annotations
 
+import bisect
 import random
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import InitVar, dataclass, field, replace
 from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
@@ -25,6 +26,8 @@ from mirrorcraft.rules.ruleset import STATION_COOKING, RuleSet
 from mirrorcraft.safeload import load_yaml_file
 
 Cell = frozenset[str] | None
+Index = tuple[dict[str, list[Any]], dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]
+"""A belief's options by what they yield; craft positions by key; by output (see Belief)."""
 
 
 @dataclass(frozen=True)
@@ -206,14 +209,44 @@ class Belief:
     """The shared, never revised belief this one was copied from; None once revised
     (then what is derived from it cannot be shared with other copies)."""
 
-    def __post_init__(self) -> None:
-        self.reindex()
+    _craft_at: dict[str, tuple[int, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Craft key -> its positions in ``crafts`` (as of the last full index)."""
+    _craft_outs: dict[str, tuple[int, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Item -> positions in ``crafts`` of the options yielding it, once per output line."""
+    _indexed: list[CraftOption] | None = field(default=None, init=False, repr=False, compare=False)
+    """The ``crafts`` list the craft positions were taken from."""
+
+    index: InitVar[Index | None] = None
+    """An index of these very options made earlier (``indexed``), to start from."""
+
+    def __post_init__(self, index: Index | None) -> None:
+        if index is None:
+            self.reindex()
+            return
+        produced_by, self._craft_at, self._craft_outs = index
+        self.produced_by = dict(produced_by)
+        self._indexed = self.crafts
+        self._revised()
+
+    def indexed(self) -> Index:
+        """The index as it is now (its lists are never changed in place)."""
+        return self.produced_by, self._craft_at, self._craft_outs
 
     def reindex(self) -> None:
+        """Index every option by what it yields, from scratch (call it after changing the
+        option lists other than through the ``set_`` methods)."""
         index: dict[str, list[Any]] = defaultdict(list)
-        for c in self.crafts:
+        at: dict[str, list[int]] = defaultdict(list)
+        outs: dict[str, list[int]] = defaultdict(list)
+        for i, c in enumerate(self.crafts):
+            at[c.key].append(i)
             for item, _n in c.outputs:
                 index[item].append(c)
+                outs[item].append(i)
         for s in self.smelts.values():
             for item, _n in s.outputs:
                 index[item].append(s)
@@ -222,14 +255,73 @@ class Belief:
                 if y > 0:
                     index[item].append(src)
         self.produced_by = dict(index)
+        self._craft_at = {k: tuple(v) for k, v in at.items()}
+        self._craft_outs = {k: tuple(v) for k, v in outs.items()}
+        self._indexed = self.crafts
+        self._revised()
+
+    def _revised(self) -> None:
         self.version += 1
         if self.version > 1:
             self.origin = None
 
+    def _reindex_items(self, items: Iterable[str]) -> None:
+        """Rebuild the index of ``items`` only: the same lists, in the same order, as
+        ``reindex`` gives (crafts in list order, then smelts, then blocks and mobs). The
+        lists are replaced, never changed in place (copies of a belief share them)."""
+        index = dict(self.produced_by)
+        wanted = dict.fromkeys(items)
+        ways: dict[str, list[Any]] = {
+            item: [self.crafts[i] for i in self._craft_outs.get(item, ())] for item in wanted
+        }
+        for s in self.smelts.values():
+            for out, _n in s.outputs:
+                if out in wanted:
+                    ways[out].append(s)
+        for src in [*self.blocks.values(), *self.mobs.values()]:
+            for out, y in src.drops:
+                if y > 0 and out in wanted:
+                    ways[out].append(src)
+        for item, found in ways.items():
+            if found:
+                index[item] = found
+            else:
+                index.pop(item, None)
+        self.produced_by = index
+        self._revised()
+
+    def craft(self, key: str) -> CraftOption | None:
+        """The first craft option with this key (None when there is none)."""
+        if self._indexed is not self.crafts:
+            self.reindex()
+        at = self._craft_at.get(key)
+        return self.crafts[at[0]] if at else None
+
     # -- revisions from observed outcomes ---------------------------------------------
     def set_craft(self, key: str, outputs: tuple[tuple[str, int], ...]) -> None:
-        self.crafts = [replace(c, outputs=outputs) if c.key == key else c for c in self.crafts]
-        self.reindex()
+        if self._indexed is not self.crafts:  # the list was replaced: index it afresh
+            self.crafts = [replace(c, outputs=outputs) if c.key == key else c for c in self.crafts]
+            self.reindex()
+            return
+        crafts = list(self.crafts)
+        outs = dict(self._craft_outs)
+        touched: list[str] = []
+        for i in self._craft_at.get(key, ()):
+            old = crafts[i]
+            crafts[i] = replace(old, outputs=outputs)
+            for item, _n in old.outputs:
+                held = list(outs.get(item, ()))
+                held.remove(i)
+                outs[item] = tuple(held)
+                touched.append(item)
+            for item, _n in outputs:
+                held = list(outs.get(item, ()))
+                bisect.insort(held, i)
+                outs[item] = tuple(held)
+                touched.append(item)
+        self.crafts = self._indexed = crafts
+        self._craft_outs = outs
+        self._reindex_items(touched)
 
     def set_smelt(
         self, item: str, station: str, outputs: tuple[tuple[str, int], ...], cook: int = 200
@@ -238,12 +330,16 @@ class Belief:
         self.smelts[(item, station)] = SmeltOption(
             item, station, outputs, old.cook_time if old else cook
         )
-        self.reindex()
+        before = [out for out, _n in old.outputs] if old else []
+        self._reindex_items([*before, *(out for out, _n in outputs)])
 
     def set_source(self, kind: str, source: str, yields: Mapping[str, float]) -> None:
         option = SourceOption(kind, source, tuple(sorted(yields.items())))
-        (self.blocks if kind == "block" else self.mobs)[source] = option
-        self.reindex()
+        options = self.blocks if kind == "block" else self.mobs
+        old = options.get(source)
+        options[source] = option
+        before = [out for out, _y in old.drops] if old else []
+        self._reindex_items([*before, *(out for out, _y in option.drops)])
 
 
 def build_belief(rules: RuleSet, config: PlannerConfig | None = None) -> Belief:
@@ -271,7 +367,21 @@ class _FrozenBelief:
             dict(self.harvest),
             self.config,
             origin=self,
+            index=self._index,
         )
+
+    @cached_property
+    def _index(self) -> Index:
+        """The index every copy starts from (worked out by the first copy made)."""
+        return Belief(
+            self.rules,
+            list(self.crafts),
+            dict(self.smelts),
+            dict(self.blocks),
+            dict(self.mobs),
+            dict(self.harvest),
+            self.config,
+        ).indexed()
 
 
 @lru_cache(maxsize=16)

@@ -19,7 +19,7 @@ from mirrorcraft.agents.knowledge import CraftOption, SmeltOption, SourceOption
 CRAFT, SMELT, SOURCE, NEVER = 0, 1, 2, 3
 
 Entry = tuple[Any, ...]
-"""(CRAFT, k, station, ((sorted cell items, count needed), ...))
+"""(CRAFT, k, station, ((the cell's only item or None, sorted cell items, count needed), ...))
 (SMELT, units / 6, station, input, units, fuel ticks needed, ((fuel, multiple), ...))
 (SOURCE, batches / 4, source, kind)   (NEVER,)"""
 
@@ -33,7 +33,10 @@ def compile_method(
         if q <= 0:
             return (NEVER,)
         k = math.ceil(1 / q)
-        cells = tuple((tuple(sorted(cell)), qty * k) for cell, qty in m.inputs.items())
+        cells = tuple(
+            (next(iter(cell)) if len(cell) == 1 else None, tuple(sorted(cell)), qty * k)
+            for cell, qty in m.inputs.items()
+        )
         return (CRAFT, k, m.station, cells)
     if isinstance(m, SmeltOption):
         q = m.yields.get(item, 0)
@@ -74,43 +77,43 @@ def compiled(m: Any, item: str, fuels: Mapping[str, int], fuel_choices: Sequence
     return entry
 
 
-class CompiledUses:
-    """Per item, the (user, compiled way) pairs that use it, compiled when first asked for
-    (a decision only asks for the items it settles; the tables live across decisions)."""
+Use = tuple[str, Entry, "str | None", int]
+"""(user, compiled way, the smelt's input when the way is a smelt else None, its units)."""
 
-    __slots__ = ("_done", "_fuel_choices", "_fuels", "_uses")
-
-    def __init__(
-        self,
-        uses: Mapping[str, Sequence[tuple[str, Any]]],
-        fuels: Mapping[str, int],
-        fuel_choices: Sequence[str],
-    ):
-        self._uses = uses
-        self._fuels = fuels
-        self._fuel_choices = fuel_choices
-        self._done: dict[str, tuple[tuple[str, Entry], ...]] = {}
-
-    def get(self, item: str) -> tuple[tuple[str, Entry], ...]:
-        done = self._done.get(item)
-        if done is None:
-            fuels, choices = self._fuels, self._fuel_choices
-            done = self._done[item] = tuple(
-                (user, compiled(m, user, fuels, choices)) for user, m in self._uses.get(item, ())
-            )
-        return done
+_USES: dict[tuple[int, str], tuple[Any, Mapping[str, int], Any, Use, tuple[str, ...]]] = {}
+"""(id(way), item) -> (way, fuels, harvesting tools of its block, the way's Use, its sorted
+dependencies): what the relevance walk derives from one way, derived once per process."""
 
 
-def compile_tables(
-    relevant: Sequence[str],
-    uses: Mapping[str, Sequence[tuple[str, Any]]],
-    produced_by: Mapping[str, Sequence[Any]],
+def way_use(
+    m: Any,
+    item: str,
     fuels: Mapping[str, int],
     fuel_choices: Sequence[str],
-) -> tuple[dict[str, tuple[Entry, ...]], CompiledUses]:
-    """Per relevant item its compiled ways; per item the (user, compiled way) pairs using it."""
-    produced = {
-        item: tuple(compiled(m, item, fuels, fuel_choices) for m in produced_by.get(item, ()))
-        for item in relevant
-    }
-    return produced, CompiledUses(uses, fuels, fuel_choices)
+    harvest: Mapping[str, frozenset[str]],
+) -> tuple[Use, tuple[str, ...]]:
+    """One way of making ``item`` as the relevance walk uses it: its Use (see ``Use``) and
+    the items it depends on, sorted (its station and input cells; a smelt's input, station
+    and every fuel; the tools that harvest a block, the hand left out)."""
+    able = harvest.get(m.source) if isinstance(m, SourceOption) else None
+    key = (id(m), item)
+    hit = _USES.get(key)
+    if hit is not None and hit[0] is m and hit[1] is fuels and hit[2] is able:
+        return hit[3], hit[4]
+    deps: set[str] = set()
+    if isinstance(m, CraftOption):
+        deps.add(m.station)
+        for cell in m.inputs:
+            deps.update(cell)
+    elif isinstance(m, SmeltOption):
+        deps.update((m.input, m.station, *fuel_choices))
+    elif m.kind == "block":
+        deps.update(t for t in (able or ()) if t != "hand")
+    entry = compiled(m, item, fuels, fuel_choices)
+    smelted = entry[3] if entry[0] == SMELT else None
+    use: Use = (item, entry, smelted, entry[4] if entry[0] == SMELT else 0)
+    if len(_USES) > MEMO_LIMIT:
+        _USES.clear()
+    ordered = tuple(sorted(deps))
+    _USES[key] = (m, fuels, able, use, ordered)
+    return use, ordered

@@ -31,9 +31,9 @@ from mirrorcraft.agents.plan_costs import (
     CRAFT,
     SMELT,
     SOURCE,
-    CompiledUses,
     Entry,
-    compile_tables,
+    Use,
+    way_use,
 )
 from mirrorcraft.body.config import default_body_config
 from mirrorcraft.body.enchanting import is_enchantable
@@ -64,8 +64,9 @@ class PlanStep:
     """What the planner predicts: ("craft", option key) or ("smelt", (input, station))."""
 
 
-Compiled = tuple[dict[str, tuple[Entry, ...]], CompiledUses]
-Relevance = tuple[list[str], dict[str, list[tuple[str, Any]]], Compiled]
+Uses = dict[str, list[Use]]
+Compiled = tuple[dict[str, tuple[Entry, ...]], Uses]
+Relevance = tuple[list[str], Uses, Compiled]
 _SHARED: dict[tuple[int, tuple[str, ...]], tuple[object, Relevance]] = {}
 """(id of a never-revised belief's origin, goal) -> (that origin, what ``_relevant`` derives):
 shared by every episode planning with the same rules (the origin is kept, so its id
@@ -181,10 +182,9 @@ class Planner:
         return PlanStep(pick, "take the crafting table along before moving on")
 
     # -- cost estimates ---------------------------------------------------------------
-    def _relevant(
-        self, goal_items: tuple[str, ...]
-    ) -> tuple[list[str], dict[str, list[tuple[str, Any]]]]:
-        """Items that can matter for the goal, and for each item the (user, method) pairs using it."""
+    def _relevant(self, goal_items: tuple[str, ...]) -> tuple[list[str], Uses]:
+        """Items that can matter for the goal, and for each item the ways of relevant items
+        using it (as ``plan_costs.Use``: the user first, then the compiled way)."""
         origin = self.b.origin
         if origin is not None:
             shared = _SHARED.get((id(origin), goal_items))
@@ -208,31 +208,28 @@ class Planner:
             *self.b.config.enchant_candidates,
         ]
         todo += [f for f in FUEL_CHOICES if f in self.b.rules.game.items]
+        produced_by, harvest, fuels = self.b.produced_by, self.b.harvest, self.b.rules.fuels
         seen: set[str] = set()
-        uses: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+        uses: dict[str, list[Use]] = defaultdict(list)
+        produced: dict[str, tuple[Entry, ...]] = {}
         while todo:
             item = todo.pop()
             if item in seen:
                 continue
             seen.add(item)
-            for m in self.b.produced_by.get(item, ()):
-                deps: set[str] = set()
-                if isinstance(m, CraftOption):
-                    deps.add(m.station)
-                    for cell in m.inputs:
-                        deps.update(cell)
-                elif isinstance(m, SmeltOption):
-                    deps.update((m.input, m.station, *FUEL_CHOICES))
-                elif m.kind == "block":
-                    deps.update(t for t in self.b.harvest.get(m.source, ()) if t != "hand")
-                for d in sorted(deps):
-                    uses[d].append((item, m))
-                todo.extend(sorted(deps))
-        relevant = sorted(i for i in seen if i != "inventory")
+            entries = []
+            for m in produced_by.get(item, ()):
+                use, deps = way_use(m, item, fuels, FUEL_CHOICES, harvest)
+                entries.append(use[1])
+                if item != "inventory":  # not a relevant item: its ways are never settled
+                    for d in deps:
+                        uses[d].append(use)
+                todo.extend(deps)
+            produced[item] = tuple(entries)
+        seen.discard("inventory")
+        relevant = sorted(seen)
         result = (relevant, dict(uses))
-        self._compiled = compile_tables(
-            relevant, uses, self.b.produced_by, self.b.rules.fuels, FUEL_CHOICES
-        )
+        self._compiled = ({i: produced[i] for i in relevant}, result[1])
         entry = (*result, self._compiled)
         if origin is not None:
             if len(_SHARED) > CACHE_LIMIT:
@@ -244,7 +241,7 @@ class Planner:
             _OWN[id(self.b)] = (self.b, self.b.version, goal_items, entry)
         return result
 
-    def _unit_costs(self, relevant: list[str], uses: dict[str, list[tuple[str, Any]]]) -> None:
+    def _unit_costs(self, relevant: list[str], uses: Uses) -> None:
         """Marginal cost of one more unit of each relevant item.
 
         Knuth's generalisation of Dijkstra's algorithm: every method costs at least as
@@ -252,12 +249,16 @@ class Planner:
         methods that use a newly finalised item are re-evaluated.
         """
         self.unit = unit = dict.fromkeys(relevant, INF)
-        produced, compiled_uses = self._compiled
+        produced, uses_of = self._compiled
+        no_uses: list[Use] = []
         unit_cost, tools = self._cost_function()
+        inv_get, unit_get = self.inv.get, unit.get
         heap: list[tuple[float, str]] = []
         for item in relevant:
             best = INF  # only a value below INF is kept, so larger ones need not be told apart
             for e in produced.get(item, ()):
+                if e[0] == SMELT and inv_get(e[3], 0) < e[4] and unit_get(e[3], INF) >= INF:
+                    continue  # its input cannot be had: INF (see the same test below)
                 value = unit_cost(e)
                 if value < best:
                     best = value
@@ -272,10 +273,16 @@ class Planner:
             if item in final or c > unit[item]:
                 continue
             final.add(item)
-            for user, entry in compiled_uses.get(item):
-                if user in final or user not in unit:
+            for user, entry, smelted, units in uses_of.get(item, no_uses):
+                if user in final:  # (every user is relevant, so it has a unit cost)
                     continue
-                if entry[0] == SOURCE and tools.get(entry[2], ()) is None:
+                if smelted is not None:
+                    if inv_get(smelted, 0) < units and unit_get(smelted, INF) >= INF:
+                        # Its input is still not owned and cannot be had: the cost would be
+                        # at least INF, which changes nothing (every fuel is a user of each
+                        # smelt, so most re-evaluations end here without a call).
+                        continue
+                elif entry[0] == SOURCE and tools.get(entry[2], ()) is None:
                     # Mined with a tool owned (or by hand): its cost is what the first pass
                     # found, already no lower than the item's cost, so it changes nothing.
                     continue
@@ -300,17 +307,19 @@ class Planner:
         tools: dict[str, tuple[str, ...] | None] = {}
         explore: dict[tuple[str, str], float] = {}
 
-        def station_cost(station: str) -> float:
-            fixed = stations.get(station, -1.0)
-            if fixed == -1.0:
-                if station == "inventory" or station in self.facilities:
-                    fixed = 0.0
-                elif inv.get(station, 0) > 0:
-                    fixed = 1.0
-                else:
-                    fixed = None
-                stations[station] = fixed
-            return 1.0 + unit.get(station, INF) if fixed is None else fixed
+        inv_get, unit_get, fuels_get, stations_get = inv.get, unit.get, fuels.get, stations.get
+        facilities = self.facilities
+
+        def station_fixed(station: str) -> float | None:
+            """0 for a station at hand, 1 for one to place, None for one to make."""
+            if station == "inventory" or station in facilities:
+                fixed: float | None = 0.0
+            elif inv_get(station, 0) > 0:
+                fixed = 1.0
+            else:
+                fixed = None
+            stations[station] = fixed
+            return fixed
 
         def tool_cost(block: str) -> float:
             if block in tools:
@@ -321,20 +330,33 @@ class Planner:
                 able = tools[block] = None if free else tuple(sorted(owned))
             if able is None:
                 return 0.0
-            return min((unit.get(t, INF) for t in able), default=INF)
+            best = INF  # min(..., default=INF), without a generator
+            for t in able:
+                c = unit_get(t, INF)
+                if c < best:
+                    best = c
+            return best
 
         def cost(e: Entry) -> float:
             kind = e[0]
             if kind == CRAFT:
-                total: float = e[1] + station_cost(e[2])
-                for items, n in e[3]:
-                    best = INF
-                    first = True
-                    for i in items:
-                        need = n - inv.get(i, 0)
-                        c = 0.0 if need <= 0 else unit.get(i, INF) * need
-                        if first or c < best:
-                            best, first = c, False
+                station = e[2]
+                fixed = stations_get(station, -1.0)
+                if fixed == -1.0:
+                    fixed = station_fixed(station)
+                total: float = e[1] + (1.0 + unit_get(station, INF) if fixed is None else fixed)
+                for one, items, n in e[3]:
+                    if one is not None:  # a cell with one item: no alternatives to compare
+                        need = n - inv_get(one, 0)
+                        best = 0.0 if need <= 0 else unit_get(one, INF) * need
+                    else:
+                        best = INF
+                        first = True
+                        for i in items:
+                            need = n - inv_get(i, 0)
+                            c = 0.0 if need <= 0 else unit_get(i, INF) * need
+                            if first or c < best:
+                                best, first = c, False
                     total += best
                     if total >= INF:
                         return INF
@@ -342,19 +364,24 @@ class Planner:
             if kind == SMELT:
                 _k, sixth, station, source, units, need, pairs = e
                 sixth_f: float = sixth
-                need_in = units - inv.get(source, 0)
-                cost_in = 0.0 if need_in <= 0 else unit.get(source, INF) * need_in
+                need_in = units - inv_get(source, 0)
+                cost_in = 0.0 if need_in <= 0 else unit_get(source, INF) * need_in
                 if cost_in >= INF:
                     # Every other term is >= 0: the sum is >= INF, which changes no cost
                     # (callers keep only values below INF), so the rest is not added up.
                     return INF
-                if fuel_ticks - fuels.get(source, 0) * inv.get(source, 0) >= need:
+                if fuel_ticks - fuels_get(source, 0) * inv_get(source, 0) >= need:
                     fuel = 0.0
                 else:
                     fuel = INF
                     for f, mult in pairs:
-                        fuel = min(fuel, unit.get(f, INF) * mult)
-                total = sixth_f + station_cost(station) + fuel
+                        v = unit_get(f, INF) * mult
+                        if v < fuel:  # min(fuel, v), which keeps fuel unless v is lower
+                            fuel = v
+                fixed = stations_get(station, -1.0)
+                if fixed == -1.0:
+                    fixed = station_fixed(station)
+                total = sixth_f + (1.0 + unit_get(station, INF) if fixed is None else fixed) + fuel
                 return total + cost_in
             if kind == SOURCE:
                 key = (e[2], e[3])

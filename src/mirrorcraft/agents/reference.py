@@ -125,7 +125,7 @@ class AdaptivePlannerAgent(PlannerAgent):
         ):
             key = str(step.expects[1])
             outputs = tuple(sorted(produced.items()))
-            option = next((c for c in self.belief.crafts if c.key == key), None)
+            option = self.belief.craft(key)
             if option is not None and outputs != option.outputs:
                 self.belief.set_craft(key, outputs)
                 self._surprised(option.outputs, outputs)
