@@ -51,6 +51,39 @@ def test_export_format_follows_the_extension_and_refuses_a_mismatch(
     assert json.loads(first)["episode_id"]
 
 
+def test_missing_extras_name_the_source_checkout_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_extras(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name.split(".")[0] in ("pyarrow", "ray"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_extras)
+    monkeypatch.setattr("importlib.import_module", lambda name, package=None: no_extras(name))
+    records, steps = synthetic_study(seed=3, worlds=("plains-1",), reps=1)
+    db = write_db(tmp_path / "r.db", records, steps)
+    assert main(["export", str(db), "--out", str(tmp_path / "e.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'mirrorcraft[parquet]'" in err and "pip install -e '.[parquet]'" in err
+    assert not (tmp_path / "e.parquet").exists()
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "schema_version: 1\nname: extras\nworlds: [plains-1]\nrules: [vanilla]\n"
+        "tasks: [diamond]\nagents: [random]\nbudget: 5\n"
+    )
+    code = main(
+        ["run", str(spec), "--out", str(tmp_path / "o"), "--executor", "ray", "--no-report"]
+    )
+    err = capsys.readouterr().err
+    assert code != 0 and "pip install -e '.[ray]'" in err and "Traceback" not in err
+
+
 # -- list options, help ---------------------------------------------------------------------
 def test_list_options_take_commas_and_repeats() -> None:
     assert list_option(["a,b", "c", " d , "]) == ["a", "b", "c", "d"]
