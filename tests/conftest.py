@@ -10,8 +10,15 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import settings
 
 from mirrorcraft.world.cache import ENV as WORLD_CACHE_ENV
+
+# Property tests draw the same examples on every run (tests are deterministic); set
+# HYPOTHESIS_PROFILE=explore to draw fresh random examples while developing.
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
