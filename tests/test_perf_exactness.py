@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from mirrorcraft.agents.knowledge import build_belief
-from mirrorcraft.agents.planner import INF, Memory, Planner, goal_of
+from mirrorcraft.agents.plan_types import Memory, goal_of
+from mirrorcraft.agents.planner import INF, Planner
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
 from mirrorcraft.body.body import LazyKeyedRandom, keyed_random
 from mirrorcraft.evaluator.encounters import EncounterLog

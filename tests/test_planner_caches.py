@@ -23,7 +23,8 @@ from mirrorcraft.agents.knowledge import (
     build_belief,
 )
 from mirrorcraft.agents.plan_costs import compile_method
-from mirrorcraft.agents.planner import FUEL_CHOICES, Memory, Planner, goal_of
+from mirrorcraft.agents.plan_types import Memory, goal_of
+from mirrorcraft.agents.planner import FUEL_CHOICES, Planner
 from mirrorcraft.backends.rulesets import resolve_rules
 from mirrorcraft.evaluator.tasks import get_task
 

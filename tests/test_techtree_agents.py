@@ -8,7 +8,7 @@ import pytest
 
 from mirrorcraft.agents.llm.direct import DirectAgent
 from mirrorcraft.agents.llm.render import VanillaPrior
-from mirrorcraft.agents.planner import goal_of
+from mirrorcraft.agents.plan_types import goal_of
 from mirrorcraft.backends.rulesets import VANILLA, vanilla_rules
 from mirrorcraft.cli import main
 from mirrorcraft.evaluator.tasks import get_task, techtree_tasks

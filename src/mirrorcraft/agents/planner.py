@@ -12,11 +12,8 @@ Actions that already failed in the same inventory state are not repeated.
 from __future__ import annotations
 
 import heapq
-import json
 import math
-from collections import defaultdict
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from mirrorcraft.agents.knowledge import (
@@ -25,20 +22,18 @@ from mirrorcraft.agents.knowledge import (
     SmeltOption,
     SourceOption,
     concrete_grid,
-    expand_refs,
 )
-from mirrorcraft.agents.plan_costs import (
-    CRAFT,
-    SMELT,
-    SOURCE,
-    Entry,
-    Use,
-    way_use,
+from mirrorcraft.agents.plan_costs import CRAFT, SMELT, SOURCE, Entry, Use
+from mirrorcraft.agents.plan_relevance import Uses, relevance, rules_setup
+from mirrorcraft.agents.plan_types import (
+    Blocked,
+    Memory,
+    PlanStep,
+    action_key,
+    inventory_key,
 )
-from mirrorcraft.body.config import default_body_config
 from mirrorcraft.body.enchanting import is_enchantable
 from mirrorcraft.body.observation import Observation
-from mirrorcraft.rules.ruleset import RuleSet
 
 INF = 1e9
 MAX_DEPTH = 24
@@ -56,68 +51,11 @@ FUEL_CHOICES = (
 )
 
 
-@dataclass
-class PlanStep:
-    action: dict[str, Any]
-    thought: str
-    expects: tuple[str, Any] | None = None
-    """What the planner predicts: ("craft", option key) or ("smelt", (input, station))."""
-
-
-Uses = dict[str, list[Use]]
-Compiled = tuple[dict[str, tuple[Entry, ...]], Uses]
-Relevance = tuple[list[str], Uses, Compiled]
-_SHARED: dict[tuple[int, tuple[str, ...]], tuple[object, Relevance]] = {}
-"""(id of a never-revised belief's origin, goal) -> (that origin, what ``_relevant`` derives):
-shared by every episode planning with the same rules (the origin is kept, so its id
-cannot be reused while the entry is here)."""
-_OWN: dict[int, tuple[object, int, tuple[str, ...], Relevance]] = {}
-"""id of a revised belief -> (that belief, its version, goal, relevance)."""
-CACHE_LIMIT = 64
-
-
-class Blocked(Exception):
-    pass
-
-
-@dataclass
-class Memory:
-    """What the planner remembers within an episode (cleared at the start of each)."""
-
-    step: int = 0
-    failures: set[tuple[str, str]] = field(default_factory=set)
-    seen: set[str] = field(default_factory=set)
-    """Blocks and creatures observed nearby at some point in this episode."""
-    explore_cooldown: dict[str, int] = field(default_factory=dict)
-    absent: set[str] = field(default_factory=set)
-    """Targets that exploring every region did not find: not worth looking for again."""
-
-
-def action_key(action: Mapping[str, Any]) -> str:
-    return json.dumps(action, sort_keys=True)
-
-
-def inventory_key(inv: Mapping[str, int]) -> str:
-    return json.dumps(sorted(inv.items()))
-
-
-def goal_of(rules: RuleSet, advancement: str) -> tuple[str, tuple[str, ...]]:
-    """("enchant", ()) or ("items", any-of items) for an advancement's criteria."""
-    adv = rules.advancements[advancement]
-    items: list[str] = []
-    for crit in adv.criteria.values():
-        if crit.trigger == "enchanted_item":
-            return ("enchant", ())
-        for pred in crit.items:
-            items.extend(sorted(pred.items or ()))
-    return ("items", tuple(dict.fromkeys(items)))
-
-
 class Planner:
     def __init__(self, belief: Belief, memory: Memory):
         self.b = belief
         self.mem = memory
-        self.bulk, self.fuels, self.no_burn = _setup(belief.rules, belief.config)
+        self.bulk, self.fuels, self.no_burn = rules_setup(belief.rules, belief.config)
 
     # -- entry point ----------------------------------------------------------------
     def decide(self, obs: Observation, goal: tuple[str, tuple[str, ...]]) -> PlanStep | None:
@@ -184,62 +122,9 @@ class Planner:
     # -- cost estimates ---------------------------------------------------------------
     def _relevant(self, goal_items: tuple[str, ...]) -> tuple[list[str], Uses]:
         """Items that can matter for the goal, and for each item the ways of relevant items
-        using it (as ``plan_costs.Use``: the user first, then the compiled way)."""
-        origin = self.b.origin
-        if origin is not None:
-            shared = _SHARED.get((id(origin), goal_items))
-            if shared is not None and shared[0] is origin:
-                self._compiled = shared[1][2]
-                return shared[1][0], shared[1][1]
-        else:
-            own = _OWN.get(id(self.b))
-            if (
-                own is not None
-                and own[0] is self.b
-                and own[1] == self.b.version
-                and own[2] == goal_items
-            ):
-                self._compiled = own[3][2]
-                return own[3][0], own[3][1]
-        todo = [
-            *list(goal_items),
-            "enchanting_table",
-            "lapis_lazuli",
-            *self.b.config.enchant_candidates,
-        ]
-        todo += [f for f in FUEL_CHOICES if f in self.b.rules.game.items]
-        produced_by, harvest, fuels = self.b.produced_by, self.b.harvest, self.b.rules.fuels
-        seen: set[str] = set()
-        uses: dict[str, list[Use]] = defaultdict(list)
-        produced: dict[str, tuple[Entry, ...]] = {}
-        while todo:
-            item = todo.pop()
-            if item in seen:
-                continue
-            seen.add(item)
-            entries = []
-            for m in produced_by.get(item, ()):
-                use, deps = way_use(m, item, fuels, FUEL_CHOICES, harvest)
-                entries.append(use[1])
-                if item != "inventory":  # not a relevant item: its ways are never settled
-                    for d in deps:
-                        uses[d].append(use)
-                todo.extend(deps)
-            produced[item] = tuple(entries)
-        seen.discard("inventory")
-        relevant = sorted(seen)
-        result = (relevant, dict(uses))
-        self._compiled = ({i: produced[i] for i in relevant}, result[1])
-        entry = (*result, self._compiled)
-        if origin is not None:
-            if len(_SHARED) > CACHE_LIMIT:
-                _SHARED.clear()
-            _SHARED[(id(origin), goal_items)] = (origin, entry)
-        else:
-            if len(_OWN) > CACHE_LIMIT:
-                _OWN.clear()
-            _OWN[id(self.b)] = (self.b, self.b.version, goal_items, entry)
-        return result
+        using it (``plan_relevance.relevance``); the compiled ways are kept for costing."""
+        relevant, uses, self._compiled = relevance(self.b, goal_items, FUEL_CHOICES)
+        return relevant, uses
 
     def _unit_costs(self, relevant: list[str], uses: Uses) -> None:
         """Marginal cost of one more unit of each relevant item.
@@ -685,26 +570,6 @@ class Planner:
             {"skill": "enchant", "args": {"item": owned[0], "option": "lowest"}},
             f"enchant {owned[0]}",
         )
-
-
-_SETUP: dict[tuple[int, int], tuple[Any, Any, set[str], list[str], frozenset[str]]] = {}
-
-
-def _setup(rules: RuleSet, cfg: Any) -> tuple[set[str], list[str], frozenset[str]]:
-    """What a planner derives from its rules and settings alone (the same every decision):
-    bulk blocks, fuels best first, facilities never burnt. Kept per (rules, settings)."""
-    key = (id(rules), id(cfg))
-    hit = _SETUP.get(key)
-    if hit is None or hit[0] is not rules or hit[1] is not cfg:
-        bulk = set(expand_refs(rules, cfg.bulk_blocks))
-        fuels = sorted(
-            (i for i in rules.fuels if rules.fuels[i] > 0 and i not in rules.game.tools),
-            key=lambda i: (-rules.fuels[i], i),
-        )
-        if len(_SETUP) > CACHE_LIMIT:
-            _SETUP.clear()
-        hit = _SETUP[key] = (rules, cfg, bulk, fuels, frozenset(default_body_config().facilities))
-    return set(hit[2]), list(hit[3]), hit[4]
 
 
 def _method_name(m: Any) -> str:

@@ -19,7 +19,8 @@ from typing import Any
 
 from mirrorcraft.agents.base import Decision, EpisodeContext
 from mirrorcraft.agents.knowledge import Belief, build_belief
-from mirrorcraft.agents.planner import Memory, Planner, PlanStep, action_key, goal_of, inventory_key
+from mirrorcraft.agents.plan_types import Memory, PlanStep, action_key, goal_of, inventory_key
+from mirrorcraft.agents.planner import Planner
 from mirrorcraft.body.actions import skill_specs
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.evaluator.tasks import get_task

@@ -31,7 +31,7 @@ from mirrorcraft.agents.llm.templates import TemplateFile, load_template
 from mirrorcraft.agents.mineevolve.checks import satisfied
 from mirrorcraft.agents.mineevolve.feedback import Feedback, Monitor
 from mirrorcraft.agents.mineevolve.plan import Plan, Subgoal, parse_subgoals
-from mirrorcraft.agents.planner import goal_of
+from mirrorcraft.agents.plan_types import goal_of
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.evaluator.tasks import get_task
 from mirrorcraft.llm.base import CallMeta

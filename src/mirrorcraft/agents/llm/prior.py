@@ -19,7 +19,8 @@ from typing import Any
 
 from mirrorcraft.agents.knowledge import Belief, CraftOption, build_belief
 from mirrorcraft.agents.llm.history import j
-from mirrorcraft.agents.planner import Memory, Planner, goal_of
+from mirrorcraft.agents.plan_types import Memory, goal_of
+from mirrorcraft.agents.planner import Planner
 from mirrorcraft.evaluator.tasks import get_task
 from mirrorcraft.rules.ruleset import RuleSet
 

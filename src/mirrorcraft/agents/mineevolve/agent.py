@@ -58,7 +58,7 @@ from mirrorcraft.agents.mineevolve.prompting import (
     trigger_fields,
 )
 from mirrorcraft.agents.mineevolve.stats import EpisodeStats
-from mirrorcraft.agents.planner import goal_of
+from mirrorcraft.agents.plan_types import goal_of
 from mirrorcraft.body.actions import skill_specs
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.evaluator.tasks import get_task
