@@ -41,6 +41,22 @@ class Step:
     score_after: int
     moved: bool
 
+    @classmethod
+    def between(cls, before: Observation, after: Observation, action: Any, thought: str) -> Step:
+        """The step that led from ``before`` to ``after`` (``after.last_result`` set)."""
+        assert after.last_result is not None
+        return cls(
+            after.step,
+            thought,
+            action,
+            after.last_result,
+            dict(before.inventory),
+            dict(after.inventory),
+            before.progress.score,
+            after.progress.score,
+            before.position != after.position,
+        )
+
     @cached_property
     def key(self) -> str:
         return json.dumps(self.action, sort_keys=True)[:400]

@@ -265,19 +265,7 @@ class RemoteAgent:
         action, thought = self._pending
         before = self._last_obs
         if self.uses_block:
-            self.history.record(
-                Step(
-                    obs.step,
-                    thought,
-                    action,
-                    obs.last_result,
-                    dict(before.inventory),
-                    dict(obs.inventory),
-                    before.progress.score,
-                    obs.progress.score,
-                    before.position != obs.position,
-                )
-            )
+            self.history.record(Step.between(before, obs, action, thought))
         self._pending = None
 
     # -- HTTP ------------------------------------------------------------------------------
