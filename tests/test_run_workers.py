@@ -51,11 +51,14 @@ def _alive(pid: int) -> bool:
     return info is not None and info[0] not in ("Z", "X")
 
 
-def _start(tmp_path: Path, spec: dict[str, Any]) -> tuple[subprocess.Popen[str], Path, list[str]]:
+def _start(
+    tmp_path: Path, spec: dict[str, Any], pythonpath: Path | None = None
+) -> tuple[subprocess.Popen[str], Path, list[str]]:
     out = tmp_path / "out"
     cmd = command(write_spec(tmp_path / "spec.yaml", spec), out, "--workers", "2")
+    environ = env() if pythonpath is None else {**env(), "PYTHONPATH": str(pythonpath)}
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env()
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ
     )
     return proc, out / "results.sqlite", cmd
 
@@ -114,17 +117,49 @@ def test_workers_die_with_their_parent(tmp_path: Path, sig: signal.Signals) -> N
     assert not [w for w in workers if _alive(w)]
 
 
+SLOW_AGENT = """
+import time
+
+from mirrorcraft.agents.base import Decision
+
+
+class SlowAgent:
+    name = "slow"
+    cross_episode_memory = False
+
+    @classmethod
+    def validate_options(cls, options):
+        return dict(options)
+
+    def __init__(self, options):
+        pass
+
+    def start(self, ctx):
+        pass
+
+    async def act(self, obs):
+        time.sleep(0.05)  # blocks its worker, as an agent stuck in its own computation does
+        return Decision({"skill": "wait", "args": {"ticks": 1}}, thought="waiting")
+
+    def finish(self, obs):
+        pass
+"""
+
+
 def test_a_runaway_episode_becomes_a_timeout_fault_and_the_run_goes_on(tmp_path: Path) -> None:
+    # The slow agent needs 100,000 x 50 ms, far past the limit however fast the simulator
+    # becomes; the planner succeeds in 20 actions.
+    (tmp_path / "slow_agent.py").write_text(SLOW_AGENT)
     spec = {
         **PLANNERS,
         "worlds": ["plains-1"],
         "rules": ["vanilla"],
-        "agents": ["random", "vanilla-planner"],
+        "agents": ["slow_agent:SlowAgent", "vanilla-planner"],
         "repetitions": 1,
-        "budget": 30000,  # the random agent would take minutes; the planner succeeds in 20
+        "budget": 100_000,
         "execution": {"episode_timeout_s": 10, "max_attempts": 2, "retry_delay_s": 0.1},
     }
-    proc, db, _cmd = _start(tmp_path, spec)
+    proc, db, _cmd = _start(tmp_path, spec, pythonpath=tmp_path)
     _stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 1, stderr
     (planner,) = ok_records(db).values()
