@@ -26,6 +26,51 @@ PLANNERS: dict[str, Any] = {
 }
 
 
+AGENTS = """
+import time
+
+from mirrorcraft.agents.base import Decision
+
+
+class _Waiting:
+    cross_episode_memory = False
+
+    @classmethod
+    def validate_options(cls, options):
+        return dict(options)
+
+    def __init__(self, options):
+        pass
+
+    def start(self, ctx):
+        pass
+
+    def finish(self, obs):
+        pass
+
+
+class SpinAgent(_Waiting):
+    name = "spin"
+
+    async def act(self, obs):
+        end = time.perf_counter() + 0.02  # 20 ms of computation per action
+        while time.perf_counter() < end:
+            pass
+        return Decision({"skill": "wait", "args": {"ticks": 1}}, thought="thinking")
+
+
+class SlowAgent(_Waiting):
+    name = "slow"
+
+    async def act(self, obs):
+        time.sleep(0.05)  # blocks its worker, as an agent stuck in its own computation does
+        return Decision({"skill": "wait", "args": {"ticks": 1}}, thought="waiting")
+"""
+SPIN: dict[str, Any] = {**PLANNERS, "agents": ["test_agents:SpinAgent"], "budget": 30}
+"""12 episodes of 30 actions at 20 ms each: as long on any machine, however fast the simulator
+(the planners finish so quickly that a test could miss its moment)."""
+
+
 def _stat(pid: int) -> tuple[str, int] | None:
     """(state, parent pid) of a process, None when it is gone."""
     try:
@@ -51,12 +96,11 @@ def _alive(pid: int) -> bool:
     return info is not None and info[0] not in ("Z", "X")
 
 
-def _start(
-    tmp_path: Path, spec: dict[str, Any], pythonpath: Path | None = None
-) -> tuple[subprocess.Popen[str], Path, list[str]]:
+def _start(tmp_path: Path, spec: dict[str, Any]) -> tuple[subprocess.Popen[str], Path, list[str]]:
     out = tmp_path / "out"
     cmd = command(write_spec(tmp_path / "spec.yaml", spec), out, "--workers", "2")
-    environ = env() if pythonpath is None else {**env(), "PYTHONPATH": str(pythonpath)}
+    (tmp_path / "test_agents.py").write_text(AGENTS)
+    environ = {**env(), "PYTHONPATH": str(tmp_path)}
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ
     )
@@ -82,7 +126,7 @@ def _busy_worker(proc: subprocess.Popen[str], db: Path) -> int | None:
 
 
 def test_a_killed_worker_costs_only_its_own_episode_one_retry(tmp_path: Path) -> None:
-    proc, db, _cmd = _start(tmp_path, PLANNERS)
+    proc, db, _cmd = _start(tmp_path, SPIN)
     victim: list[int] = []
 
     def found() -> bool:
@@ -106,7 +150,7 @@ def test_a_killed_worker_costs_only_its_own_episode_one_retry(tmp_path: Path) ->
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL, signal.SIGHUP])
 def test_workers_die_with_their_parent(tmp_path: Path, sig: signal.Signals) -> None:
-    proc, db, _cmd = _start(tmp_path, {**PLANNERS, "repetitions": 6})
+    proc, db, _cmd = _start(tmp_path, {**SPIN, "repetitions": 6})
     _wait_for(lambda: len(_children(proc.pid)) == 2 and bool(ok_records(db)), proc)
     workers = _children(proc.pid)
     os.kill(proc.pid, sig)
@@ -117,49 +161,19 @@ def test_workers_die_with_their_parent(tmp_path: Path, sig: signal.Signals) -> N
     assert not [w for w in workers if _alive(w)]
 
 
-SLOW_AGENT = """
-import time
-
-from mirrorcraft.agents.base import Decision
-
-
-class SlowAgent:
-    name = "slow"
-    cross_episode_memory = False
-
-    @classmethod
-    def validate_options(cls, options):
-        return dict(options)
-
-    def __init__(self, options):
-        pass
-
-    def start(self, ctx):
-        pass
-
-    async def act(self, obs):
-        time.sleep(0.05)  # blocks its worker, as an agent stuck in its own computation does
-        return Decision({"skill": "wait", "args": {"ticks": 1}}, thought="waiting")
-
-    def finish(self, obs):
-        pass
-"""
-
-
 def test_a_runaway_episode_becomes_a_timeout_fault_and_the_run_goes_on(tmp_path: Path) -> None:
     # The slow agent needs 100,000 x 50 ms, far past the limit however fast the simulator
     # becomes; the planner succeeds in 20 actions.
-    (tmp_path / "slow_agent.py").write_text(SLOW_AGENT)
     spec = {
         **PLANNERS,
         "worlds": ["plains-1"],
         "rules": ["vanilla"],
-        "agents": ["slow_agent:SlowAgent", "vanilla-planner"],
+        "agents": ["test_agents:SlowAgent", "vanilla-planner"],
         "repetitions": 1,
         "budget": 100_000,
         "execution": {"episode_timeout_s": 10, "max_attempts": 2, "retry_delay_s": 0.1},
     }
-    proc, db, _cmd = _start(tmp_path, spec, pythonpath=tmp_path)
+    proc, db, _cmd = _start(tmp_path, spec)
     _stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 1, stderr
     (planner,) = ok_records(db).values()
