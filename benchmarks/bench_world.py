@@ -28,7 +28,7 @@ from mirrorcraft.world.registry import biome_spec, load_world, palette_for, worl
 from workloads import interleaved, planner_actions, random_actions, record_agent, replay, spread
 
 SKILL_CASES: dict[str, tuple[dict[str, int], list[dict[str, Any]]]] = {
-    "mine": ({"iron_pickaxe": 1}, [{"skill": "mine", "args": {"block": "stone", "count": 1}}]),
+    "mine": ({"iron_pickaxe": 2}, [{"skill": "mine", "args": {"block": "stone", "count": 1}}]),
     "explore": ({"iron_pickaxe": 1}, [{"skill": "explore", "args": {"target": "cow"}}]),
     "prepare_access": ({}, [{"skill": "prepare_access", "args": {"target": "dirt"}}]),
     "craft_grid": (
