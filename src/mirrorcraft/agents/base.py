@@ -12,7 +12,8 @@ and the ``Usage`` of model calls made for it that the harness did not make itsel
 
 Each episode gets a fresh agent instance in grid runs. ``cross_episode_memory =
 True`` declares memory that outlives an episode; it is carried only by the knowledge
-stores of accumulation runs (``agents/memory.py``).
+stores of accumulation runs, through ``load_knowledge`` and ``knowledge_delta``
+(``agents/memory.py``; for users' agents, ``docs/agent_api.md``).
 """
 
 from __future__ import annotations

@@ -4,17 +4,37 @@ MineEvolve receives the store's curated entries (``KnowledgeEntry``); the
 baselines with memory (JARVIS-1, Optimus-1) receive the store's operations and
 replay them (``memory_format = "operations"``). Both write their episode's
 operations back through ``knowledge_delta``; the store file format is the same.
+
+A user's agent (``agents/plugins.py``) keeps records: it receives the records the
+store's operations build (id -> record), and returns its episode's operations,
+``{"op": "put", "id": ..., "record": {"kind": ..., ...}}`` or ``{"op": "drop", "id": ...}``
+(the baselines' format, ``agents/baselines/memory.py``). They are checked here before
+anything is committed, so an agent's bad operation never reaches a store.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
+from mirrorcraft.agents.baselines.memory import MemoryOpError, apply_memory_op
 from mirrorcraft.agents.mineevolve.store import KnowledgeStore
+from mirrorcraft.agents.plugins import PluginAgent
+
+MAX_DELTA_BYTES = 1 << 20
+"""The most one episode of a user agent may add to its store (JSON), 1 MiB."""
+MAX_ID_CHARS = 200
+
+
+class MemoryDeltaError(ValueError):
+    """A user agent returned operations a knowledge store cannot take; the message says which."""
 
 
 def load_store(agent: Any, store: str | None, writable: bool) -> int:
     """Give ``agent`` the memory of ``store`` (None: start empty); returns the version read."""
+    if isinstance(agent, PluginAgent):
+        return _load_plugin(agent, store, writable)
     if not hasattr(agent, "load_knowledge"):
         if store is None and not writable:
             return 0
@@ -30,7 +50,65 @@ def load_store(agent: Any, store: str | None, writable: bool) -> int:
         return opened.version
 
 
+def _load_plugin(agent: PluginAgent, store: str | None, writable: bool) -> int:
+    if not agent.keeps_memory:
+        if store is None and not writable:
+            return 0
+        raise ValueError(f"agent {agent.name!r} keeps no knowledge store")
+    records: dict[str, dict[str, Any]] = {}
+    version = 0
+    if store is not None:
+        with KnowledgeStore.open(store, read_only=True) as opened:
+            for op in opened.operations():
+                apply_memory_op(records, op)
+            version = opened.version
+    agent.inner.load_knowledge(records, writable=writable)
+    return version
+
+
 def episode_delta(agent: Any) -> list[dict[str, Any]]:
     """The memory operations the agent's last episode made (none for agents without memory)."""
+    if isinstance(agent, PluginAgent):
+        if not agent.keeps_memory:
+            return []
+        return checked_delta(agent.name, agent.inner.knowledge_delta())
     delta = getattr(agent, "knowledge_delta", None)
     return list(delta()) if callable(delta) else []
+
+
+def checked_delta(name: str, delta: Any) -> list[dict[str, Any]]:
+    """A user agent's operations as plain JSON objects, or ``MemoryDeltaError`` saying what is
+    wrong: a list of put/drop operations with string ids, records that are JSON objects with a
+    ``kind``, at most ``MAX_DELTA_BYTES`` in all."""
+    where = f"agent {name!r}: knowledge_delta"
+    if isinstance(delta, str | bytes | Mapping) or not hasattr(delta, "__iter__"):
+        raise MemoryDeltaError(
+            f"{where} must return a list of operations, not {type(delta).__name__}"
+        )
+    out: list[dict[str, Any]] = []
+    scratch: dict[str, dict[str, Any]] = {}
+    size = 0
+    for i, op in enumerate(delta):
+        if not isinstance(op, Mapping):
+            raise MemoryDeltaError(
+                f"{where}: operation {i} is a {type(op).__name__}, not an object"
+            )
+        key = op.get("id")
+        if isinstance(key, str) and len(key) > MAX_ID_CHARS:
+            raise MemoryDeltaError(
+                f"{where}: operation {i}: id longer than {MAX_ID_CHARS} characters"
+            )
+        try:
+            apply_memory_op(scratch, op)
+            text = json.dumps(dict(op), sort_keys=True, allow_nan=False)
+        except MemoryOpError as exc:
+            raise MemoryDeltaError(f"{where}: operation {i}: {exc}") from None
+        except (TypeError, ValueError) as exc:
+            raise MemoryDeltaError(f"{where}: operation {i} is not plain JSON ({exc})") from None
+        size += len(text)
+        if size > MAX_DELTA_BYTES:
+            raise MemoryDeltaError(
+                f"{where}: the episode's operations exceed {MAX_DELTA_BYTES // 1024} KiB"
+            )
+        out.append(json.loads(text))
+    return out

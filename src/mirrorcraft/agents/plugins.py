@@ -240,6 +240,27 @@ def check_options(name: str, options: Mapping[str, Any] | None) -> dict[str, Any
     return dict(checked)
 
 
+def memory_problem(name: str) -> str | None:
+    """Why the user agent ``name`` cannot keep memory in a knowledge store (None: it can).
+
+    It must declare ``cross_episode_memory = True`` and define ``load_knowledge`` and
+    ``knowledge_delta`` (``docs/agent_api.md``, "Memory"); remote agents keep none.
+    """
+    if is_remote(name):
+        return f"agent {name!r} is a remote agent; remote agents keep no knowledge store"
+    try:
+        cls = resolve(name).cls
+    except PluginError as exc:
+        return str(exc)
+    missing = [
+        m for m in ("load_knowledge", "knowledge_delta") if not callable(getattr(cls, m, None))
+    ]
+    if not getattr(cls, "cross_episode_memory", False) or missing:
+        what = " and ".join(missing) if missing else "cross_episode_memory = True"
+        return f"agent {name!r} keeps no memory across episodes ({cls.__name__} lacks {what})"
+    return None
+
+
 def origin_of(name: str, options: Mapping[str, Any] | None = None) -> AgentOrigin:
     """The origin a record stores for a user agent (with the hash of its spec options)."""
     return replace(resolve(name).origin, options_hash=options_hash(options))
@@ -354,6 +375,16 @@ class PluginAgent:
     def memory_stats(self) -> dict[str, Any]:
         stats = getattr(self.inner, "memory_stats", None)
         return dict(stats()) if callable(stats) else {}
+
+    @property
+    def keeps_memory(self) -> bool:
+        """Whether the user agent can load and extend a knowledge store (see ``memory_problem``)."""
+        inner = self.inner
+        return bool(
+            getattr(inner, "cross_episode_memory", False)
+            and callable(getattr(inner, "load_knowledge", None))
+            and callable(getattr(inner, "knowledge_delta", None))
+        )
 
 
 def build_plugin(

@@ -130,6 +130,19 @@ def needs_model(name: str) -> bool:
     return uses_model(name)
 
 
+def keeps_memory(name: str) -> bool:
+    """Whether the agent's memory can persist across episodes in a knowledge store: the
+    packaged memory configurations, and user agents that declare ``cross_episode_memory``
+    and implement ``load_knowledge`` and ``knowledge_delta`` (``agents/memory.py``)."""
+    if split_name(name)[0] in MEMORY_AGENTS:
+        return True
+    if is_builtin(name):
+        return False
+    from mirrorcraft.agents.plugins import memory_problem
+
+    return memory_problem(name) is None
+
+
 def runs_in_event_loop(name: str) -> bool:
     """Agents that wait on the network (models, remote agents) share one event loop; the rest
     run in worker processes."""

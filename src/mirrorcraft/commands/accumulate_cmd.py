@@ -86,7 +86,7 @@ def validate(spec: AccumulationSpec) -> tuple[list[str], list[str]]:
     from mirrorcraft.llm.factory import make_settings
 
     for m in spec.models:
-        if m.name == MOCK_MODEL:
+        if m.name in (MOCK_MODEL, "none"):
             continue
         try:
             make_settings(m.name, m.base_url, m.api_key_env, **m.client)
@@ -141,6 +141,25 @@ def run_accumulation(args: argparse.Namespace, raw: dict[str, Any], source: str)
     return 1 if outcome.missing else 0
 
 
+def _user_agent_origins(spec: AccumulationSpec) -> dict[str, dict[str, str]]:
+    """Record label -> where a user agent comes from now (import path, package version,
+    options hash), so a resume refuses once another version of the agent is installed."""
+    from mirrorcraft.agents.registry import LLM_AGENTS
+    from mirrorcraft.runner.accumulation import plan_streams
+    from mirrorcraft.runner.executor import agent_origin
+
+    options = {v.name: dict(v.options) for v in spec.variants}
+    out: dict[str, dict[str, str]] = {}
+    train, evals = plan_streams(spec)
+    for stream in (*train, *evals):
+        if stream.agent in LLM_AGENTS:
+            continue
+        origin = agent_origin(stream.agent, options.get(stream.variant))
+        for c in stream.conditions:
+            out[c.agent] = origin
+    return out
+
+
 def _run_locked(
     args: argparse.Namespace,
     spec: AccumulationSpec,
@@ -157,8 +176,9 @@ def _run_locked(
         raise UserError(str(exc)) from None
     ticker.plan(spec, runner.train_db.finished_ids(), runner.eval_db.finished_ids())
     try:
+        origins = _user_agent_origins(spec)
         for db in (runner.train_db, runner.eval_db):
-            check_resume(db, spec.hash, rules, worlds, out, allow=False)
+            check_resume(db, spec.hash, rules, worlds, out, allow=False, agents=origins)
         if spec.execution.preflight:
             preflight(spec.models, {m.name for m in spec.models})
         runner.train_db.set_meta("software_version", __version__)

@@ -26,10 +26,11 @@ from typing import Any
 
 from mirrorcraft.agents.baselines.config import settings_for
 from mirrorcraft.agents.mineevolve.store import KnowledgeStore
+from mirrorcraft.agents.registry import LLM_AGENTS, needs_model
 from mirrorcraft.faults import Fault, redact
 from mirrorcraft.runner.accumulation import AccumulationSpec, Stream, plan_streams
 from mirrorcraft.runner.dispatch import Breaker
-from mirrorcraft.runner.executor import Job, MemoryPlan, endpoint_label, run_job
+from mirrorcraft.runner.executor import Job, MemoryPlan, agent_origin, endpoint_label, run_job
 from mirrorcraft.runner.fault_report import component_of
 from mirrorcraft.runner.loops import new_run_id, run_timed, secrets_of
 from mirrorcraft.runner.pool import WorkerPool
@@ -91,6 +92,7 @@ class AccumulationRunner:
             cfg["cache_path"] = out / "llm_cache.sqlite"
         self.models = models
         self.settings = dict(spec.agent_settings)
+        self.options = {v.name: dict(v.options) for v in spec.variants}
         self.endpoints = {m.name: endpoint_label(m.name, m.base_url) for m in spec.models}
         self.timeout_s = spec.execution.episode_timeout(calls_model=True, real_server=False)
         self.breaker = Breaker(spec.execution, say)
@@ -193,13 +195,31 @@ class AccumulationRunner:
             "store": store.name if store is not None else None,
             "store_updates": writable,
         }
+        memory = MemoryPlan(str(store) if store is not None else None, writable, info)
+        model = dict(self.models.get(c.model, {}))
+        if stream.agent not in LLM_AGENTS:  # a user's agent, with the variant's own options
+            options = self.options.get(stream.variant) or {}
+            return Job(
+                c,
+                self.spec.name,
+                self.spec.hash,
+                model,
+                memory,
+                agent_name=stream.agent_name,
+                agent_options=dict(options) or None,
+                endpoint=self.endpoints.get(c.model) if needs_model(stream.agent) else None,
+                timeout_s=self.spec.execution.episode_timeout(
+                    calls_model=needs_model(stream.agent), real_server=False
+                ),
+                agent_origin=agent_origin(stream.agent, options),
+            )
         settings = settings_for(stream.agent, self.settings)
         return Job(
             c,
             self.spec.name,
             self.spec.hash,
-            dict(self.models.get(c.model, {})),
-            MemoryPlan(str(store) if store is not None else None, writable, info),
+            model,
+            memory,
             agent_name=stream.agent_name,
             agent_options={"settings": settings} if settings else None,
             endpoint=self.endpoints.get(c.model),

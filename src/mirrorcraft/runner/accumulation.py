@@ -15,7 +15,10 @@ learns (a cold start), which is also the checkpoint-0 condition of every variant
 A variant may run another configuration (``agent:``): a baseline with memory
 (``jarvis1``, ``optimus1``) trains and freezes its own store exactly as MineEvolve
 does; one without (``deps``, ``optimus2``) must say ``train: none`` and is
-evaluated on the same conditions and seeds, so every method is paired.
+evaluated on the same conditions and seeds, so every method is paired. A user's agent
+(an import path or entry point, with its ``options``) takes part the same way: with a
+knowledge store when it implements ``load_knowledge`` and ``knowledge_delta``
+(``agents/memory.py``, docs/agent_api.md), else only with ``train: none``.
 Training a store in Vanilla worlds and evaluating in Mirror twins is the transfer
 case: ``train.rules: [vanilla]`` with Mirror suites in ``eval.rules``.
 """
@@ -111,7 +114,10 @@ class EvalSpec(_Strict):
 class VariantSpec(_Strict):
     name: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
     agent: str = AGENT
-    """The configuration: mineevolve (default) or a baseline (deps, jarvis1, optimus1, optimus2)."""
+    """The configuration: mineevolve (default), a baseline (deps, jarvis1, optimus1, optimus2),
+    or a user's agent by import path or entry point (``docs/agent_api.md``, "Memory")."""
+    options: dict[str, Any] = {}
+    """A user agent's options, checked by its ``validate_options`` (part of the spec hash)."""
     switches: str = ""
     """A MineEvolve variant from mineevolve.yaml (default: the name if it is one, else full)."""
     train: dict[str, Any] | Literal["none", "inherit"] = "inherit"
@@ -134,7 +140,8 @@ class AccumulationSpec(_Strict):
     kind: Literal["accumulation"]
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
     description: str = ""
-    models: tuple[ModelSpec, ...] = Field(min_length=1)
+    models: tuple[ModelSpec, ...] = Field((ModelSpec(name="none"),), min_length=1)
+    """The models of LLM configurations; ``none`` (the default) for agents that call none."""
     agent_settings: dict[str, Any] = {}
     """Overrides of mineevolve.yaml for every variant (e.g. {curator: {budget_tokens: 256}})."""
     variants: tuple[VariantSpec, ...] = Field(min_length=1)
@@ -171,19 +178,22 @@ class AccumulationSpec(_Strict):
         if len(set(names)) != len(names):
             raise ValueError("variant names must be unique")
         by_name = {v.name: v for v in self.variants}
-        from mirrorcraft.agents.registry import LLM_AGENTS, MEMORY_AGENTS
+        from mirrorcraft.agents.registry import keeps_memory, needs_model
 
         for v in self.variants:
-            if v.agent not in LLM_AGENTS:
-                raise ValueError(f"variant {v.name!r}: unknown agent {v.agent!r}")
+            _check_agent(v)
             if v.agent != AGENT and v.switches:
                 raise ValueError(f"variant {v.name!r}: switches apply to mineevolve only")
-            if v.agent not in MEMORY_AGENTS and (
+            if not keeps_memory(v.agent) and (
                 self.train_for(v) is not None or v.start_from or v.store_of
             ):
                 raise ValueError(
                     f"variant {v.name!r}: {v.agent} keeps no memory across episodes; "
                     "give it train: none"
+                )
+            if needs_model(v.agent) and any(m.name == "none" for m in self.models):
+                raise ValueError(
+                    f"variant {v.name!r}: {v.agent} calls a model; name one under models"
                 )
             if v.store_of is not None and by_name.get(v.store_of, v).agent != v.agent:
                 raise ValueError(f"variant {v.name!r}: store_of must name a variant of {v.agent}")
@@ -244,6 +254,35 @@ class AccumulationSpec(_Strict):
     def hash(self) -> str:
         unset = {"call_budget"} if self.call_budget is None else set()
         return hashlib.sha256(identity_json(self.redacted(), unset).encode()).hexdigest()[:16]
+
+
+def _check_agent(v: VariantSpec) -> None:
+    """A packaged configuration without options, or a user agent (not a remote one) whose
+    own ``validate_options`` accepts the variant's options."""
+    from mirrorcraft.agents.plugins import PluginError, check_options, is_plugin, is_remote
+    from mirrorcraft.agents.registry import LLM_AGENTS
+
+    if v.agent in LLM_AGENTS:
+        if v.options:
+            raise ValueError(
+                f"variant {v.name!r}: options apply to user agents; configure {v.agent} "
+                "with agent_settings"
+            )
+        return
+    if is_remote(v.agent):
+        raise ValueError(
+            f"variant {v.name!r}: remote agents cannot run accumulation experiments "
+            "(they keep no knowledge store); run them in a grid spec"
+        )
+    if not is_plugin(v.agent):
+        from mirrorcraft.agents.registry import agent_problem
+
+        why = agent_problem(v.agent) or f"unknown agent {v.agent!r}"
+        raise ValueError(f"variant {v.name!r}: {why}")
+    try:
+        check_options(v.agent, v.options)
+    except PluginError as exc:
+        raise ValueError(f"variant {v.name!r}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -353,9 +392,9 @@ def evaluation_streams(
     sw = spec.switches(v)
     source = v.store_of or v.name
     updates = e.updates if v.eval_updates is None else v.eval_updates
-    from mirrorcraft.agents.registry import MEMORY_AGENTS
+    from mirrorcraft.agents.registry import keeps_memory
 
-    if v.agent not in MEMORY_AGENTS:
+    if not keeps_memory(v.agent):
         updates = False  # nothing to carry: the configuration keeps no memory
     if not updates:
         return [

@@ -155,9 +155,12 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
                 await close_client(client)
         if job.memory is None:
             return ("ok", (record, steps))
-        from mirrorcraft.agents.memory import episode_delta
+        from mirrorcraft.agents.memory import MemoryDeltaError, episode_delta
 
-        delta = episode_delta(agent) if job.memory.writable else []
+        try:
+            delta = episode_delta(agent) if job.memory.writable else []
+        except MemoryDeltaError as exc:  # the agent's own bug: nothing reaches its store
+            return ("fault", Fault("config", str(exc)))
         record.memory = {**record.memory, **job.memory.info, "store_version": version}
         return ("ok", (record, steps, delta))
     except InfrastructureFault as exc:

@@ -20,7 +20,8 @@ ADVICE = {
     "timeout": "it answered too slowly: rerun, or raise client.timeout_s or "
     "execution.episode_timeout_s in the spec",
     "server": "it answered with an error: rerun the same command; if it persists, check its logs",
-    "config": "fix the model name, base URL, key or context window, then rerun the same command",
+    "config": "fix the model name, base URL, key or context window (or the agent, when the "
+    "message names one), then rerun the same command",
     "worker": "a worker process died (out of memory?): rerun, or use fewer --workers",
 }
 """What to do about each fault kind, in the user's words."""

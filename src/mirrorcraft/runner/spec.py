@@ -167,6 +167,9 @@ def identity_json(model: BaseModel, leave_out: Iterable[str] = ()) -> str:
     for a in doc.get("agents") or []:
         if isinstance(a, dict) and isinstance(a.get("options"), dict):
             a["options"] = runner_options(a["options"])
+    for v in doc.get("variants") or []:
+        if isinstance(v, dict) and v.get("options") == {}:
+            del v["options"]  # accumulation variants without options hash as they always did
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
 
