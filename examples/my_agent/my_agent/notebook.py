@@ -18,7 +18,6 @@ from typing import Any
 
 from mirrorcraft.agents.base import Decision, EpisodeContext
 from mirrorcraft.body.observation import Observation
-
 from my_agent.greedy import GreedyAgent, policy, skill
 
 
@@ -35,8 +34,14 @@ class NotebookAgent(GreedyAgent):
         """The greedy agent's options, and ``avoid_after`` (1-100 episodes, default 2)."""
         own = dict(options)
         avoid_after = own.pop("avoid_after", 2)
-        if not isinstance(avoid_after, int) or isinstance(avoid_after, bool) or not 1 <= avoid_after <= 100:
-            raise ValueError(f"avoid_after must be a whole number from 1 to 100, got {avoid_after!r}")
+        if (
+            not isinstance(avoid_after, int)
+            or isinstance(avoid_after, bool)
+            or not 1 <= avoid_after <= 100
+        ):
+            raise ValueError(
+                f"avoid_after must be a whole number from 1 to 100, got {avoid_after!r}"
+            )
         return {**GreedyAgent.validate_options(own), "avoid_after": avoid_after}
 
     def __init__(self, options: dict[str, Any]) -> None:
@@ -58,7 +63,12 @@ class NotebookAgent(GreedyAgent):
         ops = []
         for key, (action, reason) in sorted(self.failed.items()):
             before = self.notes.get(key, {}).get("episodes", 0)
-            record = {"kind": "failed_action", "action": action, "reason": reason, "episodes": before + 1}
+            record = {
+                "kind": "failed_action",
+                "action": action,
+                "reason": reason,
+                "episodes": before + 1,
+            }
             ops.append({"op": "put", "id": key, "record": record})
         return ops
 
