@@ -135,7 +135,9 @@ def _dist_info(folder: Path, version: str = "0.1.0") -> Path:
     (info / "METADATA").write_text(
         f"Metadata-Version: 2.1\nName: mirrorcraft-my-agent\nVersion: {version}\n"
     )
-    (info / "entry_points.txt").write_text(f"[mirrorcraft.agents]\ngreedy = {GREEDY}\n")
+    (info / "entry_points.txt").write_text(
+        f"[mirrorcraft.agents]\ngreedy = {GREEDY}\nnotebook = my_agent.notebook:NotebookAgent\n"
+    )
     (info / "top_level.txt").write_text("my_agent\n")
     return info
 
@@ -150,6 +152,8 @@ def test_an_installed_entry_point_is_listed_and_runs(tmp_path: Path) -> None:
     assert rows["greedy"]["kind"] == "entry point"
     assert rows["greedy"]["origin"] == f"{GREEDY} (mirrorcraft-my-agent 0.1.0)"
     assert rows["react"]["origin"].startswith("built-in") and "tools" in rows
+    assert rows["notebook"]["memory"] and not rows["greedy"]["memory"]  # may learn across episodes
+    assert rows["mineevolve"]["memory"] and not rows["react"]["memory"]
     text = mc("agents", "list", path=path)
     assert "greedy" in text.stdout and "entry point" in text.stdout
 

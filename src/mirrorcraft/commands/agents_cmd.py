@@ -27,7 +27,7 @@ def rows() -> list[dict[str, Any]]:
     """One row per agent: name, kind, origin, and variants or a problem where there is one."""
     from mirrorcraft.agents.plugins import PluginError, entry_points, resolve
     from mirrorcraft.agents.reference import REFERENCE_AGENTS
-    from mirrorcraft.agents.registry import LLM_AGENTS, agent_variants, known_agents
+    from mirrorcraft.agents.registry import LLM_AGENTS, agent_variants, keeps_memory, known_agents
 
     packaged = set(known_agents())
     out: list[dict[str, Any]] = []
@@ -40,6 +40,7 @@ def rows() -> list[dict[str, Any]]:
         }
         if name in LLM_AGENTS and (variants := agent_variants(name)):
             row["variants"] = list(variants)
+        row["memory"] = keeps_memory(name)
         out.append(row)
     for name, ep in sorted(entry_points().items()):
         row = {"name": name, "kind": "entry point", "origin": ep.value}
@@ -52,6 +53,7 @@ def rows() -> list[dict[str, Any]]:
                 row["problem"] = str(exc)
             else:
                 row["origin"] = f"{origin.ref} ({origin.package} {origin.version})".strip()
+                row["memory"] = keeps_memory(name)
         out.append(row)
     return out
 
@@ -65,6 +67,8 @@ def list_agents(args: argparse.Namespace) -> int:
     kinds = max(len(r["kind"]) for r in found)
     for r in found:
         line = f"{r['name']:<{width}}  {r['kind']:<{kinds}}  {r['origin']}"
+        if r.get("memory"):
+            line += "; keeps memory across episodes"
         if r.get("variants"):
             line += f"; variants: {', '.join(r['variants'])}"
         if r.get("problem"):
@@ -73,6 +77,7 @@ def list_agents(args: argparse.Namespace) -> int:
     print(
         "\nAlso accepted wherever an agent is named: an import path module:Class (the module "
         "installed or on PYTHONPATH), and the http:// URL of an agent in another process "
-        "(docs/agent_api.md, docs/remote_agent.md)."
+        "(docs/agent_api.md, docs/remote_agent.md). Agents that keep memory across episodes "
+        "learn in accumulation specs (docs/mineevolve.md)."
     )
     return 0
