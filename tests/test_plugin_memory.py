@@ -152,6 +152,9 @@ def test_a_user_agent_learns_across_episodes_and_each_checkpoint_sees_exactly_it
     train = sorted(records(out / "train.sqlite"), key=lambda r: r["memory"]["position"])
     assert [r["memory"]["seen_at_start"] for r in train] == [0, 1, 2, 3]
     assert [r["memory"]["store_version"] for r in train] == [0, 1, 2, 3]
+    assert train[0]["memory"]["store_at_start"] == {} and train[0]["memory"]["store_at_end"] == {
+        "count": 1
+    }
     assert all(
         r["agent_origin"]["kind"] == "import" and r["agent_origin"]["ref"] == "mem_agents:Counter"
         for r in train

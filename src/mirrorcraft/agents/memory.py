@@ -62,8 +62,30 @@ def _load_plugin(agent: PluginAgent, store: str | None, writable: bool) -> int:
             for op in opened.operations():
                 apply_memory_op(records, op)
             version = opened.version
+    agent.loaded_records = {k: dict(v) for k, v in records.items()}
     agent.inner.load_knowledge(records, writable=writable)
     return version
+
+
+def store_sizes(agent: Any, delta: list[dict[str, Any]]) -> dict[str, Any]:
+    """For a user agent with memory: its store's records by kind when the episode started and
+    with the episode's operations applied (the record's ``store_at_start``/``store_at_end``,
+    as the packaged memory configurations report them); empty for other agents."""
+    loaded = getattr(agent, "loaded_records", None) if isinstance(agent, PluginAgent) else None
+    if loaded is None:
+        return {}
+    after = {k: dict(v) for k, v in loaded.items()}
+    for op in delta:
+        apply_memory_op(after, op)
+    return {"store_at_start": _kinds(loaded), "store_at_end": _kinds(after)}
+
+
+def _kinds(records: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for record in records.values():
+        kind = str(record.get("kind"))
+        out[kind] = out.get(kind, 0) + 1
+    return dict(sorted(out.items()))
 
 
 def episode_delta(agent: Any) -> list[dict[str, Any]]:

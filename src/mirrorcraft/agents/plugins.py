@@ -335,6 +335,8 @@ class PluginAgent:
         self.cross_episode_memory = bool(getattr(inner, "cross_episode_memory", False))
         self.client = MeteredClient(client) if client is not None else None
         self.unreported_usage = Usage()
+        self.loaded_records: dict[str, dict[str, Any]] | None = None
+        """The knowledge-store records handed to the agent (accumulation runs; ``agents/memory.py``)."""
 
     def start(self, ctx: EpisodeContext) -> None:
         if self.client is not None:

@@ -155,13 +155,14 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
                 await close_client(client)
         if job.memory is None:
             return ("ok", (record, steps))
-        from mirrorcraft.agents.memory import MemoryDeltaError, episode_delta
+        from mirrorcraft.agents.memory import MemoryDeltaError, episode_delta, store_sizes
 
         try:
             delta = episode_delta(agent) if job.memory.writable else []
         except MemoryDeltaError as exc:  # the agent's own bug: nothing reaches its store
             return ("fault", Fault("config", str(exc)))
-        record.memory = {**record.memory, **job.memory.info, "store_version": version}
+        sizes = store_sizes(agent, delta)
+        record.memory = {**record.memory, **sizes, **job.memory.info, "store_version": version}
         return ("ok", (record, steps, delta))
     except InfrastructureFault as exc:
         return ("fault", Fault.of(exc))
