@@ -60,6 +60,49 @@ def test_incremental_census_equals_a_full_recomputation(world: str) -> None:
     assert checked_in_place > 5  # the incremental path was exercised
 
 
+def test_the_census_spares_equal_a_full_recomputation_while_blocks_go_and_come() -> None:
+    """Mining one id again and again from one spot takes its nearest from the kept spares;
+    placing a block of that id must drop them (it may be nearer than any spare)."""
+    ep = episode("plains-1", inventory={"iron_pickaxe": 4, "stone": 64}, budget=400)
+    rng = random.Random(3)
+    used_spares = in_place = 0
+    for _ in range(120):
+        before = ep.body.pos
+        if rng.random() < 0.7:
+            act(ep, "mine", block="stone", count=1)
+        else:
+            act(ep, "place", block="stone")
+        stone = ep.body.state.loaded.world.palette.ids["stone"]
+        had = list(ep.observer._spares.get(stone, ()))
+        got = ep.observer._census()
+        assert got == _full_census(ep), f"census differs after step {ep.used}"
+        if ep.body.pos == before:
+            in_place += 1
+            used_spares += bool(had) and ep.observer._spares.get(stone, []) != []
+    assert in_place > 30 and used_spares > 10  # both paths were exercised
+
+
+def test_blocks_that_appear_after_the_spares_were_kept_are_not_missed() -> None:
+    ep = episode("plains-1", budget=10)
+    state, obs = ep.body.state, ep.observer
+    x, y, z = ep.body.pos
+    stone = state.loaded.world.palette.ids["stone"]
+    obs._census()
+    (nearest,) = state.nearest(["stone"], ep.body.pos, ep.body.config.observe_radius)
+    state.set_block(nearest.pos, "air")
+    obs._census()
+    assert obs._spares.get(stone)  # the lookup kept spares
+    above = [(x, y + 1, z), (x, y + 2, z)]  # squared distances 1 and 4, nearer than any spare
+    assert min(d2 for d2, _ in obs._spares[stone]) > 4 and all(
+        state.block(p) == "air" for p in above
+    )
+    for p in above:
+        state.set_block(p, "stone")
+    assert obs._census()[stone] == 1
+    state.set_block(above[0], "air")
+    assert obs._census() == _full_census(ep) and obs._census()[stone] == 4
+
+
 def test_remembered_loot_rolls_equal_fresh_rolls() -> None:
     rules = resolve_rules("M04")
     rng = random.Random(5)

@@ -18,6 +18,9 @@ from mirrorcraft.body.paths import dist2
 from mirrorcraft.body.results import ActionResult
 from mirrorcraft.body.wear import durability_view
 
+SPARES = 16
+"""How many nearest blocks of an id the census keeps when it looks one up again."""
+
 
 @dataclass(frozen=True)
 class MilestoneStatus:
@@ -195,6 +198,9 @@ class ObservationBuilder:
         self._piles: dict[tuple[int, int, int], dict[str, int]] = {}
         self._piles_at = (-1, 0)
         self._found: dict[int, int] = {}
+        self._spares: dict[int, list[tuple[int, tuple[int, int, int]]]] = {}
+        """Block id -> its nearest blocks (squared distance, position), nearest first, found
+        from where the census stands; see ``_nearest_d2``."""
         self._skills = list(skill_specs())
 
     def nearby_blocks(self) -> list[Nearby]:
@@ -225,6 +231,7 @@ class ObservationBuilder:
             found = state.index.nearest_each(
                 state.grid, state.placed, self._observable_ids, b.pos, radius
             )
+            self._spares = {}
         else:
             found = dict(self._found)
             r2 = int(radius * radius)
@@ -234,17 +241,41 @@ class ObservationBuilder:
                 d2 = dist2(where, b.pos)
                 if old in self._observable_ids and found.get(old) == d2:
                     stale.add(old)
-                if new in self._observable_ids and d2 <= r2 and d2 < found.get(new, r2 + 1):
-                    found[new] = d2
+                if new in self._observable_ids:
+                    self._spares.pop(new, None)  # a new block may be nearer than the spares
+                    if d2 <= r2 and d2 < found.get(new, r2 + 1):
+                        found[new] = d2
             for bid in sorted(stale):
-                hits = state.index.nearest(state.grid, state.placed, [bid], b.pos, radius)
-                if hits:
-                    found[bid] = hits[0].d2
+                nearest = self._nearest_d2(bid, radius)
+                if nearest is not None:
+                    found[bid] = nearest
                 else:
                     found.pop(bid, None)
         self._census_at = (b.pos, state.version)
         self._found = found
         return found
+
+    def _nearest_d2(self, bid: int, radius: float) -> int | None:
+        """The squared distance of the nearest ``bid`` block within ``radius`` of the census
+        position, exactly as a search gives it.
+
+        A search keeps the ``SPARES`` nearest; later lookups from the same position take the
+        first of them still in place. That is exact while no ``bid`` block has appeared
+        since the search (the census drops the spares when one does): every block not kept
+        is at least as far as the farthest kept one. With none left, it searches again.
+        """
+        state = self.body.state
+        spares = self._spares.get(bid)
+        if spares:
+            grid, my = state.grid, state.min_y
+            while spares:
+                d2, (x, y, z) = spares[0]
+                if grid.item(x, z, y - my) == bid:
+                    return d2
+                spares.pop(0)
+        hits = state.index.nearest(state.grid, state.placed, [bid], self.body.pos, radius, SPARES)
+        self._spares[bid] = [(h.d2, h.pos) for h in hits]
+        return hits[0].d2 if hits else None
 
     def _drop_piles(self) -> dict[tuple[int, int, int], dict[str, int]]:
         """Items on the ground by position (drops pile up where the body stood), kept up to
