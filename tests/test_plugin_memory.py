@@ -280,3 +280,21 @@ def test_a_resume_compares_each_user_agent_label_with_its_origin_now(
     assert "mem_agents:Counter:counted:train" in origins
     assert "mem_agents:Counter:cold@4" in origins and len(origins) == 1 + 2 * 3
     assert {o["ref"] for o in origins.values()} == {"mem_agents:Counter"}
+
+
+def test_a_store_the_agent_cannot_read_is_a_fault_that_says_so(tmp_path: Path) -> None:
+    from mirrorcraft.agents.mineevolve.store import KnowledgeStore
+
+    foreign = tmp_path / "mineevolve_store.sqlite"
+    with KnowledgeStore.open(foreign) as store:
+        store.commit("e0", "vanilla", [{"op": "retire", "id": "s1"}])  # MineEvolve's vocabulary
+    doc = spec_doc(
+        variants=[{"name": "c", "agent": "mem_agents:Counter", "start_from": str(foreign)}],
+        checkpoints=[1],
+    )
+    done = run(tmp_path, doc)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    with sqlite3.connect(tmp_path / "out" / "train.sqlite") as con:
+        ((kind, message),) = con.execute("SELECT kind, message FROM faults").fetchall()
+    assert kind == "config" and "holds memory this agent cannot read" in message
+    assert len(store_ops(foreign)) == 1  # the source store is never written

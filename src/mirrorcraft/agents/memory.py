@@ -28,7 +28,8 @@ MAX_ID_CHARS = 200
 
 
 class MemoryDeltaError(ValueError):
-    """A user agent returned operations a knowledge store cannot take; the message says which."""
+    """A user agent returned operations a knowledge store cannot take, or was given a store it
+    cannot read; the message says which."""
 
 
 def load_store(agent: Any, store: str | None, writable: bool) -> int:
@@ -59,8 +60,14 @@ def _load_plugin(agent: PluginAgent, store: str | None, writable: bool) -> int:
     version = 0
     if store is not None:
         with KnowledgeStore.open(store, read_only=True) as opened:
-            for op in opened.operations():
-                apply_memory_op(records, op)
+            try:
+                for op in opened.operations():
+                    apply_memory_op(records, op)
+            except MemoryOpError as exc:
+                raise MemoryDeltaError(
+                    f"agent {agent.name!r}: {store} holds memory this agent cannot read ({exc}); "
+                    "a user agent starts from a store that a user agent wrote"
+                ) from None
             version = opened.version
     agent.loaded_records = {k: dict(v) for k, v in records.items()}
     agent.inner.load_knowledge(records, writable=writable)

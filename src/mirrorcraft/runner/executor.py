@@ -104,7 +104,12 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
         if job.agent_options:
             extra["options"] = job.agent_options
         agent = make_agent(name, active=active, vanilla=vanilla, model=c.model, **settings, **extra)
-        version = _load_memory(agent, job.memory)
+        from mirrorcraft.agents.memory import MemoryDeltaError
+
+        try:
+            version = _load_memory(agent, job.memory)
+        except MemoryDeltaError as exc:
+            return ("fault", Fault("config", str(exc)))
         task = get_task(c.task).with_budget(c.budget)
         sheet = rule_sheet_for(c.rules) if c.disclosure == "disclosed" else None
         spec = EpisodeSpec(
@@ -155,7 +160,7 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
                 await close_client(client)
         if job.memory is None:
             return ("ok", (record, steps))
-        from mirrorcraft.agents.memory import MemoryDeltaError, episode_delta, store_sizes
+        from mirrorcraft.agents.memory import episode_delta, store_sizes
 
         try:
             delta = episode_delta(agent) if job.memory.writable else []
