@@ -220,9 +220,21 @@ def test_disclosed_condition_sends_the_sheet_and_options_reach_the_agent(tmp_pat
     assert {r["agent_origin"]["options_hash"] for r in records.values()} != {""}
 
 
-def test_an_unreachable_agent_is_a_connection_fault_that_pauses_it(tmp_path: Path) -> None:
+def test_an_agent_that_is_not_running_stops_the_run_before_anything_runs(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    spec = remote_spec(url, budget=3)
+    done = cli(write_spec(tmp_path / "spec.yaml", remote_spec(url, budget=3)), tmp_path / "out")
+    assert done.returncode == 2
+    line = done.stderr.strip()
+    assert "\n" not in line and "remote agent preflight failed, nothing was run" in line
+    assert f"agent at {url}: cannot connect to 127.0.0.1" in line and "Traceback" not in line
+    db = tmp_path / "out" / "results.sqlite"
+    assert not ok_records(db) and not faults(db)
+
+
+def test_an_unreachable_agent_is_a_connection_fault_that_pauses_it(tmp_path: Path) -> None:
+    # An agent that goes away after the preflight (here: the preflight is switched off).
+    url = f"http://127.0.0.1:{free_port()}"
+    spec = remote_spec(url, budget=3, execution={**QUICK, "preflight": False})
     spec["agents"] = [{"name": url, "options": {"client": {"max_retries": 0, "timeout_s": 5}}}]
     done = cli(write_spec(tmp_path / "spec.yaml", spec), tmp_path / "out")
     db = tmp_path / "out" / "results.sqlite"

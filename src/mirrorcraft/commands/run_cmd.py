@@ -18,6 +18,7 @@ from mirrorcraft.commands.run_guards import (
     locked,
     not_finished_message,
     preflight,
+    preflight_remote,
 )
 from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.rules.errors import RulesError
@@ -281,6 +282,9 @@ def _run_locked(
             jobs = jobs[: max(args.limit, 0)]
         if spec.execution.preflight:
             preflight(spec.models, {j.condition.model for j in jobs if j.endpoint is not None})
+            preflight_remote(
+                j.agent_ref for j in jobs if j.agent_ref.startswith(("http://", "https://"))
+            )
         store.set_meta("spec", spec.public_dump())
         store.set_meta("spec_hash", spec.hash)
         store.set_meta("software_version", __version__)

@@ -112,6 +112,35 @@ def preflight(models: Sequence[ModelSpec], used: set[str]) -> None:
         )
 
 
+def preflight_remote(urls: Iterable[str], timeout_s: float = 5.0) -> None:
+    """Each remote agent must at least accept a connection before the first episode: an agent
+    that was never started, or a wrong host or port, stops the run with one line instead of
+    faulting every episode until the endpoint is given up (the protocol has no no-op call,
+    so the path is checked by the first reset: a wrong one is a ``config`` fault at once)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from mirrorcraft.runner.executor import remote_label
+
+    problems = []
+    for url in sorted(set(urls)):
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            socket.create_connection((host, port), timeout=timeout_s).close()
+        except (OSError, ValueError) as exc:
+            why = "no answer" if isinstance(exc, TimeoutError) else str(exc) or type(exc).__name__
+            problems.append(f"{remote_label(url)}: cannot connect to {host} ({why})")
+    if problems:
+        raise UserError(
+            "the remote agent preflight failed, nothing was run: "
+            + "; ".join(problems)
+            + " (start the agent or fix its URL, then rerun; execution.preflight: false skips "
+            "this check)"
+        )
+
+
 def not_finished_message(missing: int, dispatchers: Sequence[Dispatcher]) -> str:
     """The closing line for a run that left episodes unfinished, saying why and what next."""
     faults = stopped = 0

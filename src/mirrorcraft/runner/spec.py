@@ -141,7 +141,9 @@ class ExecutionSpec(BaseModel):
         "in this run (they are left for a rerun)",
     )
     preflight: bool = Field(
-        True, description="one one-token call per model endpoint before the first episode"
+        True,
+        description="one one-token call per model endpoint, and a connection to each remote "
+        "agent, before the first episode",
     )
 
     def episode_timeout(self, *, calls_model: bool, real_server: bool) -> float:
