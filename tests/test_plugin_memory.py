@@ -5,19 +5,17 @@ snapshots freeze it, bad operations never reach it, and specs that cannot work s
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from mirrorcraft.agents.memory import MAX_DELTA_BYTES, MemoryDeltaError, checked_delta
 from mirrorcraft.runner.accumulation import AccumulationSpec
+from tests.runcli import command, env, write_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -106,25 +104,15 @@ def spec_doc(**changes: Any) -> dict[str, Any]:
 
 
 def run(tmp_path: Path, doc: dict[str, Any], *extra: str) -> subprocess.CompletedProcess[str]:
+    """``mirrorcraft run`` of ``doc`` in a subprocess, with the test agents importable."""
     (tmp_path / "mem_agents.py").write_text(AGENTS)
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(yaml.safe_dump(doc))
+    spec = write_spec(tmp_path / "spec.yaml", doc)
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mirrorcraft.cli",
-            "run",
-            str(spec),
-            "--out",
-            str(tmp_path / "out"),
-            "--no-report",
-            *extra,
-        ],
+        command(spec, tmp_path / "out", *extra),
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        env={**env(), "PYTHONPATH": str(tmp_path)},
     )
 
 

@@ -94,7 +94,6 @@ class AccumulationRunner:
         self.settings = dict(spec.agent_settings)
         self.options = {v.name: dict(v.options) for v in spec.variants}
         self.endpoints = {m.name: endpoint_label(m.name, m.base_url) for m in spec.models}
-        self.timeout_s = spec.execution.episode_timeout(calls_model=True, real_server=False)
         self.breaker = Breaker(spec.execution, say)
         self.run_id = new_run_id()
         self._pool: WorkerPool | None = None
@@ -196,34 +195,25 @@ class AccumulationRunner:
             "store_updates": writable,
         }
         memory = MemoryPlan(str(store) if store is not None else None, writable, info)
-        model = dict(self.models.get(c.model, {}))
+        calls = needs_model(stream.agent)
+        origin: dict[str, str] = {}
         if stream.agent not in LLM_AGENTS:  # a user's agent, with the variant's own options
-            options = self.options.get(stream.variant) or {}
-            return Job(
-                c,
-                self.spec.name,
-                self.spec.hash,
-                model,
-                memory,
-                agent_name=stream.agent_name,
-                agent_options=dict(options) or None,
-                endpoint=self.endpoints.get(c.model) if needs_model(stream.agent) else None,
-                timeout_s=self.spec.execution.episode_timeout(
-                    calls_model=needs_model(stream.agent), real_server=False
-                ),
-                agent_origin=agent_origin(stream.agent, options),
-            )
-        settings = settings_for(stream.agent, self.settings)
+            options = dict(self.options.get(stream.variant) or {})
+            origin = agent_origin(stream.agent, options)
+        else:
+            settings = settings_for(stream.agent, self.settings)
+            options = {"settings": settings} if settings else {}
         return Job(
             c,
             self.spec.name,
             self.spec.hash,
-            model,
+            dict(self.models.get(c.model, {})),
             memory,
             agent_name=stream.agent_name,
-            agent_options={"settings": settings} if settings else None,
-            endpoint=self.endpoints.get(c.model),
-            timeout_s=self.timeout_s,
+            agent_options=options or None,
+            endpoint=self.endpoints.get(c.model) if calls else None,
+            timeout_s=self.spec.execution.episode_timeout(calls_model=calls, real_server=False),
+            agent_origin=origin,
         )
 
     def _may_start(self, left_in_stream: int) -> bool:
