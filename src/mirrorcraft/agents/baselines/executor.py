@@ -31,6 +31,7 @@ from mirrorcraft.agents.llm.templates import TemplateFile, load_template
 from mirrorcraft.agents.mineevolve.checks import satisfied
 from mirrorcraft.agents.mineevolve.feedback import Feedback, Monitor
 from mirrorcraft.agents.mineevolve.plan import Plan, Subgoal, parse_subgoals
+from mirrorcraft.agents.mineevolve.stats import SubgoalStats
 from mirrorcraft.agents.plan_types import goal_of
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.evaluator.tasks import get_task
@@ -43,65 +44,28 @@ Parse = Callable[[dict[str, Any] | None], tuple[Any, str]]
 
 
 @dataclass
-class BaselineStats:
+class BaselineStats(SubgoalStats):
     """Per-episode figures (the record's ``memory`` field): calls, plans, memory and retrieval."""
 
-    store_at_start: dict[str, int] = field(default_factory=dict)
-    store_at_end: dict[str, int] = field(default_factory=dict)
-    writable: bool = True
-    calls: dict[str, int] = field(default_factory=dict)
     memory_calls: int = 0
-    plans: int = 0
     replans: int = 0
-    json_repairs: int = 0
-    subgoals: int = 0
-    subgoal_successes: int = 0
-    failure_types: dict[str, int] = field(default_factory=dict)
-    retrievals: int = 0
-    retrieved_entries: int = 0
-    retrieved_tokens: int = 0
-    retrieval_seconds: float = 0.0
-    operations: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
     def call(self, purpose: str, *, memory: bool = False) -> None:
-        self.calls[purpose] = self.calls.get(purpose, 0) + 1
+        super().call(purpose)
         self.memory_calls += int(memory)
 
-    def feedback(self, fb: Feedback) -> None:
-        self.subgoals += 1
-        self.subgoal_successes += int(fb.success)
-        if not fb.success:
-            self.failure_types[fb.failure_type] = self.failure_types.get(fb.failure_type, 0) + 1
-
     def retrieval(self, entries: int, tokens: int, seconds: float) -> None:
-        self.retrievals += 1
-        self.retrieved_entries += entries
-        self.retrieved_tokens += tokens
-        self.retrieval_seconds += seconds
+        self.add_retrieval(entries, tokens, seconds)
 
     def count(self, key: str, n: int = 1) -> None:
         self.extra[key] = int(self.extra.get(key, 0)) + n
 
     def to_json(self) -> dict[str, Any]:
-        n = max(self.retrievals, 1)
         return {
-            "store_at_start": dict(self.store_at_start),
-            "store_at_end": dict(self.store_at_end),
-            "writable": self.writable,
-            "calls": dict(sorted(self.calls.items())),
+            **self.common_json(),
             "memory_calls": self.memory_calls,
-            "plans": self.plans,
             "replans": self.replans,
-            "json_repairs": self.json_repairs,
-            "subgoals": self.subgoals,
-            "subgoal_successes": self.subgoal_successes,
-            "failure_types": dict(sorted(self.failure_types.items())),
-            "retrievals": self.retrievals,
-            "retrieved_entries_mean": round(self.retrieved_entries / n, 3),
-            "retrieved_tokens_mean": round(self.retrieved_tokens / n, 2),
-            "retrieval_ms_mean": round(1000 * self.retrieval_seconds / n, 4),
-            "operations": self.operations,
             **dict(sorted(self.extra.items())),
         }
 
