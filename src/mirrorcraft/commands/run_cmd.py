@@ -288,9 +288,12 @@ def _run_locked(
         store.set_meta("spec", spec.public_dump())
         store.set_meta("spec_hash", spec.hash)
         store.set_meta("software_version", __version__)
+        where = f"with {args.workers} worker(s)"
+        if args.executor == "ray":
+            where = f"on the Ray cluster at {args.address}" if args.address else "on a local Ray"
         print(
             f"experiment {spec.name}: {len(conditions)} episodes, {len(finished & {c.episode_id for c in conditions})} "
-            f"already done, running {len(jobs)} with {args.workers} worker(s); results in {out}/results.sqlite",
+            f"already done, running {len(jobs)} {where}; results in {out}/results.sqlite",
             file=sys.stderr,
         )
         progress = Progress(len(jobs))

@@ -1,0 +1,80 @@
+"""``mirrorcraft run --executor ray`` against a local Ray instance: the same records and traces
+as a local run. Runs only where the optional ``ray`` extra is installed (``.ci/run`` installs
+the dev extra only; ``pip install -e '.[ray]'`` makes this test run)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.runcli import command, write_spec
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None,
+    reason="the optional ray extra is not installed (pip install -e '.[ray]')",
+)
+
+SPEC: dict[str, Any] = {
+    "schema_version": 1,
+    "name": "ray",
+    "worlds": ["plains-1"],
+    "rules": ["vanilla", "M01", "M04"],
+    "tasks": ["diamond", "iron_armor"],
+    "agents": ["vanilla-planner", "adaptive-planner"],
+}
+WALL = ("ms", "seconds", "wall", "time", "run_id", "started", "finished")
+
+
+def _clean(o: Any) -> Any:
+    if isinstance(o, dict):
+        return {k: _clean(v) for k, v in o.items() if not any(t in k for t in WALL)}
+    if isinstance(o, list):
+        return [_clean(x) for x in o]
+    return o
+
+
+def _dump(db: Path) -> list[Any]:
+    with sqlite3.connect(db) as con:
+        records = con.execute("SELECT episode_id, record FROM episodes ORDER BY episode_id")
+        out: list[Any] = [(e, _clean(json.loads(r))) for e, r in records]
+        steps = con.execute("SELECT episode_id, step, record FROM steps ORDER BY episode_id, step")
+        out += [(e, s, _clean(json.loads(r))) for e, s, r in steps]
+    return out
+
+
+def test_a_ray_run_stores_what_a_local_run_stores(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "spec.yaml", SPEC)
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    on_ray = subprocess.run(
+        command(spec, tmp_path / "ray", "--executor", "ray"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert on_ray.returncode == 0, on_ray.stderr
+    assert "running 12 on a local Ray" in on_ray.stderr
+    local = subprocess.run(
+        command(spec, tmp_path / "local"), capture_output=True, text=True, timeout=600
+    )
+    assert local.returncode == 0, local.stderr
+    ray_rows, local_rows = (
+        _dump(tmp_path / "ray" / "results.sqlite"),
+        _dump(tmp_path / "local" / "results.sqlite"),
+    )
+    assert len(ray_rows) > 12 and ray_rows == local_rows
+    again = subprocess.run(
+        command(spec, tmp_path / "ray", "--executor", "ray"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert again.returncode == 0 and "12 already done, running 0" in again.stderr
