@@ -78,3 +78,48 @@ def test_a_ray_run_stores_what_a_local_run_stores(tmp_path: Path) -> None:
         env=env,
     )
     assert again.returncode == 0 and "12 already done, running 0" in again.stderr
+
+
+SPIN = """
+import time
+from mirrorcraft.agents.base import Decision
+
+
+class Spin:
+    def start(self, ctx):
+        pass
+
+    async def act(self, obs):
+        end = time.perf_counter() + 0.02
+        while time.perf_counter() < end:
+            pass
+        return Decision({"skill": "wait", "args": {"ticks": 1}})
+
+    def finish(self, obs):
+        pass
+"""
+
+
+def test_a_task_waiting_for_a_free_cpu_is_not_charged_for_the_wait(tmp_path: Path) -> None:
+    """Six 2-second episodes on a 2-CPU Ray with a 5 s limit: all were submitted at once
+    before, so the last ones timed out while they waited in Ray's queue."""
+    (tmp_path / "spin_agents.py").write_text(SPIN)
+    doc = {
+        **SPEC,
+        "agents": ["spin_agents:Spin"],
+        "budget": 100,
+        "execution": {"episode_timeout_s": 5, "max_attempts": 1},
+    }
+    spec = write_spec(tmp_path / "spec.yaml", doc)
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run(
+        [*command(spec, tmp_path / "out", "--executor", "ray"), "--address", "local"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as con:
+        assert con.execute("SELECT COUNT(*) FROM faults").fetchone() == (0,)
+        assert con.execute("SELECT COUNT(*) FROM episodes WHERE status = 'ok'").fetchone() == (6,)

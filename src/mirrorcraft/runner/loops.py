@@ -25,6 +25,8 @@ from mirrorcraft.runner.spec import ExecutionSpec
 from mirrorcraft.runner.store import ResultStore
 
 POLL_S = 1.0
+RAY_RECOUNT_S = 10.0
+"""How often the Ray executor reads the cluster's CPU count again."""
 
 
 def new_run_id() -> str:
@@ -223,8 +225,14 @@ def run_ray(
     dispatcher = Dispatcher(entries(jobs), policy or ExecutionSpec(), say=progress.note)
     recorder = Recorder(store, progress, dispatcher, run_id or new_run_id())
     refs: dict[Any, tuple[Entry, float]] = {}
+    capacity, counted = 1, 0.0
     while True:
-        for entry in dispatcher.take(256 - len(refs)):
+        if time.monotonic() - counted > RAY_RECOUNT_S:  # nodes may join or leave
+            capacity = max(int(ray.cluster_resources().get("CPU", 1)), 1)
+            counted = time.monotonic()
+        # No more tasks than the cluster runs at once: a task's time limit counts from its
+        # submission, so one left waiting in Ray's queue would be charged for the wait.
+        for entry in dispatcher.take(min(capacity, 256) - len(refs)):
             limit = entry.job.timeout_s
             deadline = time.monotonic() + limit if limit else float("inf")
             refs[remote.remote(entry.job)] = (entry, deadline)
