@@ -358,21 +358,15 @@ class _FrozenBelief:
     config: PlannerConfig
 
     def copy(self) -> Belief:
-        return Belief(
-            self.rules,
-            list(self.crafts),
-            dict(self.smelts),
-            dict(self.blocks),
-            dict(self.mobs),
-            dict(self.harvest),
-            self.config,
-            origin=self,
-            index=self._index,
-        )
+        return self._belief(origin=self, index=self._index)
 
     @cached_property
     def _index(self) -> Index:
         """The index every copy starts from (worked out by the first copy made)."""
+        return self._belief().indexed()
+
+    def _belief(self, **shared: Any) -> Belief:
+        """A belief with its own lists and maps of these options."""
         return Belief(
             self.rules,
             list(self.crafts),
@@ -381,7 +375,8 @@ class _FrozenBelief:
             dict(self.mobs),
             dict(self.harvest),
             self.config,
-        ).indexed()
+            **shared,
+        )
 
 
 @lru_cache(maxsize=16)
