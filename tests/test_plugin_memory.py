@@ -5,6 +5,7 @@ snapshots freeze it, bad operations never reach it, and specs that cannot work s
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 import textwrap
@@ -286,3 +287,25 @@ def test_a_store_the_agent_cannot_read_is_a_fault_that_says_so(tmp_path: Path) -
         ((kind, message),) = con.execute("SELECT kind, message FROM faults").fetchall()
     assert kind == "config" and "holds memory this agent cannot read" in message
     assert len(store_ops(foreign)) == 1  # the source store is never written
+
+
+def test_a_newer_version_of_a_learning_agent_refuses_to_resume(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "examples" / "my_agent" / "my_agent", site / "my_agent")
+    agent = "my_agent.notebook:NotebookAgent"
+    doc = spec_doc(variants=[{"name": "notes", "agent": agent}], checkpoints=[1])
+    doc["train"]["episodes"] = 1
+    spec = write_spec(tmp_path / "spec.yaml", doc)
+    environ = {**env(), "PYTHONPATH": str(site)}
+
+    def again() -> subprocess.CompletedProcess[str]:
+        cmd = command(spec, tmp_path / "out")
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=environ)
+
+    first = again()
+    assert first.returncode == 0, first.stderr
+    init = site / "my_agent" / "__init__.py"
+    init.write_text(init.read_text().replace('"0.1.0"', '"0.2.0"'))
+    refused = again()
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "version 0.1.0" in refused.stderr and "version 0.2.0" in refused.stderr
