@@ -252,13 +252,20 @@ def memory_problem(name: str) -> str | None:
         cls = resolve(name).cls
     except PluginError as exc:
         return str(exc)
-    missing = [
-        m for m in ("load_knowledge", "knowledge_delta") if not callable(getattr(cls, m, None))
-    ]
-    if not getattr(cls, "cross_episode_memory", False) or missing:
-        what = " and ".join(missing) if missing else "cross_episode_memory = True"
-        return f"agent {name!r} keeps no memory across episodes ({cls.__name__} lacks {what})"
+    lacks = memory_lacks(cls)
+    if lacks is not None:
+        return f"agent {name!r} keeps no memory across episodes ({cls.__name__} lacks {lacks})"
     return None
+
+
+def memory_lacks(agent: Any) -> str | None:
+    """What an agent class or object lacks to keep memory in a knowledge store (None: nothing)."""
+    missing = [
+        m for m in ("load_knowledge", "knowledge_delta") if not callable(getattr(agent, m, None))
+    ]
+    if missing:
+        return " and ".join(missing)
+    return None if getattr(agent, "cross_episode_memory", False) else "cross_episode_memory = True"
 
 
 def origin_of(name: str, options: Mapping[str, Any] | None = None) -> AgentOrigin:
@@ -381,12 +388,7 @@ class PluginAgent:
     @property
     def keeps_memory(self) -> bool:
         """Whether the user agent can load and extend a knowledge store (see ``memory_problem``)."""
-        inner = self.inner
-        return bool(
-            getattr(inner, "cross_episode_memory", False)
-            and callable(getattr(inner, "load_knowledge", None))
-            and callable(getattr(inner, "knowledge_delta", None))
-        )
+        return memory_lacks(self.inner) is None
 
 
 def build_plugin(
