@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mirrorcraft.agents.baselines.memory import MemoryOpError, apply_memory_op
+from mirrorcraft.agents.baselines.memory import MemoryOpError, RecordMemory, apply_memory_op
 from mirrorcraft.agents.mineevolve.store import KnowledgeStore
 from mirrorcraft.agents.plugins import PluginAgent
 
@@ -84,15 +84,10 @@ def store_sizes(agent: Any, delta: list[dict[str, Any]]) -> dict[str, Any]:
     after = {k: dict(v) for k, v in loaded.items()}
     for op in delta:
         apply_memory_op(after, op)
-    return {"store_at_start": _kinds(loaded), "store_at_end": _kinds(after)}
-
-
-def _kinds(records: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for record in records.values():
-        kind = str(record.get("kind"))
-        out[kind] = out.get(kind, 0) + 1
-    return dict(sorted(out.items()))
+    return {
+        "store_at_start": RecordMemory(loaded).counts(()),
+        "store_at_end": RecordMemory(after).counts(()),
+    }
 
 
 def episode_delta(agent: Any) -> list[dict[str, Any]]:
