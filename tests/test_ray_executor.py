@@ -49,34 +49,25 @@ def _dump(db: Path) -> list[Any]:
     return out
 
 
+def _run(spec: Path, out: Path, *extra: str, pythonpath: Path | None = None) -> Any:
+    """``mirrorcraft run`` in a subprocess (Ray's own login check off, as on a laptop)."""
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    cmd = command(spec, out, *extra)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+
+
 def test_a_ray_run_stores_what_a_local_run_stores(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "spec.yaml", SPEC)
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
-    on_ray = subprocess.run(
-        command(spec, tmp_path / "ray", "--executor", "ray"),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+    on_ray = _run(spec, tmp_path / "ray", "--executor", "ray")
     assert on_ray.returncode == 0, on_ray.stderr
     assert "running 12 on a local Ray" in on_ray.stderr
-    local = subprocess.run(
-        command(spec, tmp_path / "local"), capture_output=True, text=True, timeout=600
-    )
+    local = _run(spec, tmp_path / "local")
     assert local.returncode == 0, local.stderr
-    ray_rows, local_rows = (
-        _dump(tmp_path / "ray" / "results.sqlite"),
-        _dump(tmp_path / "local" / "results.sqlite"),
-    )
-    assert len(ray_rows) > 12 and ray_rows == local_rows
-    again = subprocess.run(
-        command(spec, tmp_path / "ray", "--executor", "ray"),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+    ray_rows = _dump(tmp_path / "ray" / "results.sqlite")
+    assert len(ray_rows) > 12 and ray_rows == _dump(tmp_path / "local" / "results.sqlite")
+    again = _run(spec, tmp_path / "ray", "--executor", "ray")
     assert again.returncode == 0 and "12 already done, running 0" in again.stderr
 
 
@@ -111,13 +102,8 @@ def test_a_task_waiting_for_a_free_cpu_is_not_charged_for_the_wait(tmp_path: Pat
         "execution": {"episode_timeout_s": 5, "max_attempts": 1},
     }
     spec = write_spec(tmp_path / "spec.yaml", doc)
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONPATH": str(tmp_path)}
-    done = subprocess.run(
-        [*command(spec, tmp_path / "out", "--executor", "ray"), "--address", "local"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
+    done = _run(
+        spec, tmp_path / "out", "--executor", "ray", "--address", "local", pythonpath=tmp_path
     )
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(tmp_path / "out" / "results.sqlite") as con:
