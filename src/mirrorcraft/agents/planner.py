@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from mirrorcraft.agents import plan_native
 from mirrorcraft.agents.knowledge import (
     Belief,
     CraftOption,
@@ -132,7 +133,13 @@ class Planner:
         Knuth's generalisation of Dijkstra's algorithm: every method costs at least as
         much as each of its inputs, so items are finalised cheapest first, and only the
         methods that use a newly finalised item are re-evaluated.
+
+        Where the compiled core is built, it computes the same floats (``plan_native``);
+        the code below is the reference the tests compare it with.
         """
+        if plan_native.ENABLED:
+            self.unit = plan_native.unit_costs(self, relevant)
+            return
         self.unit = unit = dict.fromkeys(relevant, INF)
         produced, uses_of = self._compiled
         no_uses: list[Use] = []

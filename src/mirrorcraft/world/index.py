@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from mirrorcraft.world import census_native
 from mirrorcraft.world.generate import GeneratedWorld
 
 RARE_LIMIT = 40_000
@@ -143,6 +144,13 @@ class BlockIndex:
             nx, nz, ny = (d // SECTION for d in mask.shape)
             has = mask.reshape(nx, SECTION, nz, SECTION, ny, SECTION).any(axis=(1, 3, 5))
             self.sections[bid] = np.argwhere(has).astype(np.int32)
+        self.section_bits = (
+            census_native.SectionBits.of(
+                self.shape, order, present.tolist(), starts.tolist(), ends.tolist(), self.sections
+            )
+            if census_native.ENABLED
+            else None
+        )
 
     def _combined(self, ids: frozenset[int]) -> _Combined:
         """The generated positions of several rare ids in one set of arrays, grouped by
@@ -179,7 +187,24 @@ class BlockIndex:
         pos: Pos,
         radius: float,
     ) -> dict[int, int]:
-        """For each id, the squared distance to its nearest block within ``radius`` (absent: none)."""
+        """For each id, the squared distance to its nearest block within ``radius`` (absent: none).
+
+        Through the compiled census where it is built (``census_native``); the same
+        distances as ``_nearest_each_py``, the reference."""
+        ids = frozenset(block_ids)
+        bits = self.section_bits
+        if bits is not None and 0 not in ids and census_native.usable(bits, grid):
+            return census_native.nearest_each(bits, self.min_y, grid, placed, ids, pos, radius)
+        return self._nearest_each_py(grid, placed, block_ids, pos, radius)
+
+    def _nearest_each_py(
+        self,
+        grid: NDArray[np.uint16],
+        placed: Mapping[int, Iterable[Pos]],
+        block_ids: Iterable[int],
+        pos: Pos,
+        radius: float,
+    ) -> dict[int, int]:
         ids = frozenset(block_ids)
         px, py, pz = pos
         pyi = py - self.min_y

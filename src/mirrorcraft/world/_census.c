@@ -1,0 +1,227 @@
+/* The nearby-block census, compiled (see world/census_native.py).
+ *
+ * For each wanted block id, the squared distance of its nearest block within a radius of
+ * a position, exactly as ``BlockIndex._nearest_each_py`` finds it (the reference, which
+ * the tests compare with). Blocks are found through a per-world table of which 8x8x8
+ * sections held which ids when the world was generated (an id is a bit, at most 256 per
+ * world); blocks placed since are the caller's to add, from its list of placed blocks.
+ * A section is read cell by cell for the world's most common ids ("scan" bits); the
+ * generated positions of every other id are kept per section as a list, which is read
+ * instead (a position counts only while the grid still holds that id there).
+ *
+ * Sections are read nearest first (by the smallest squared distance any of their cells
+ * can have); an id is settled once no later section can hold a block nearer than the one
+ * found, and the search ends when every wanted id is settled or absent from the sections
+ * left. The answer does not depend on that order: it is each id's minimum.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SECTION 8
+#define WORDS 4
+
+typedef struct {
+    int64_t lb;
+    int64_t sec;
+} Cand;
+
+static int64_t gap(int64_t p, int64_t lo, int64_t hi) {
+    if (p < lo) return lo - p;
+    if (p > hi) return p - hi;
+    return 0;
+}
+
+static PyObject *census(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer grid = {0}, bits = {0}, want_buf = {0}, masks = {0}, out = {0};
+    Py_buffer scan_buf = {0}, lst_lo_buf = {0}, lst_flat_buf = {0}, lst_bit_buf = {0};
+    Py_buffer lst_next_buf = {0};
+    Py_ssize_t sx, sz, sy, nx, nz, ny;
+    long long px, py, pz, r2;
+    if (!PyArg_ParseTuple(args, "y*nnny*y*y*nnny*y*y*y*y*LLLLw*", &grid, &sx, &sz, &sy, &bits,
+                          &want_buf, &masks, &nx, &nz, &ny, &scan_buf, &lst_lo_buf,
+                          &lst_flat_buf, &lst_bit_buf, &lst_next_buf, &px, &py, &pz, &r2, &out))
+        return NULL;
+    PyObject *result = NULL;
+    Cand *cand = NULL, *sorted = NULL;
+    uint64_t *rest = NULL;
+    int64_t *counts = NULL;
+    if (grid.len < (Py_ssize_t)(sizeof(uint16_t) * (size_t)(sx * sz * sy)) ||
+        bits.len < (Py_ssize_t)(sizeof(int16_t) * 65536) ||
+        want_buf.len < (Py_ssize_t)(sizeof(uint64_t) * WORDS) ||
+        masks.len < (Py_ssize_t)(sizeof(uint64_t) * WORDS * (size_t)(nx * nz * ny)) ||
+        out.len < (Py_ssize_t)(sizeof(int64_t) * 64 * WORDS) || r2 < 0 ||
+        scan_buf.len < (Py_ssize_t)(sizeof(uint64_t) * WORDS) ||
+        lst_lo_buf.len < (Py_ssize_t)(sizeof(int64_t) * (size_t)(nx * nz * ny + 1)) ||
+        lst_flat_buf.len != lst_bit_buf.len || lst_flat_buf.len != lst_next_buf.len) {
+        PyErr_SetString(PyExc_ValueError, "census: arrays of the wrong size");
+        goto done;
+    }
+    const uint16_t *g = grid.buf;
+    const int16_t *bit_of = bits.buf;
+    const uint64_t *want = want_buf.buf, *mask = masks.buf;
+    int64_t *best = out.buf;
+    const uint64_t *scan = scan_buf.buf;
+    const int64_t *lst_lo = lst_lo_buf.buf;
+    const int32_t *lst_flat = lst_flat_buf.buf, *lst_bit = lst_bit_buf.buf;
+    const int32_t *lst_next = lst_next_buf.buf;
+    const int64_t n_listed = (int64_t)(lst_flat_buf.len / (Py_ssize_t)sizeof(int32_t));
+    if (lst_lo[nx * nz * ny] > n_listed) {
+        PyErr_SetString(PyExc_ValueError, "census: a list runs past its end");
+        goto done;
+    }
+    int64_t reach = 0;
+    while ((reach + 1) * (reach + 1) <= r2) reach++;
+    for (int i = 0; i < 64 * WORDS; i++) best[i] = r2 + 1;
+
+    /* The sections that may hold a wanted block within the radius, nearest first. */
+    int64_t lo[3], hi[3], p[3] = {px, pz, py}, n[3] = {nx, nz, ny};
+    for (int a = 0; a < 3; a++) {
+        lo[a] = (p[a] - reach) / SECTION;
+        if (p[a] - reach < 0) lo[a] = 0;
+        hi[a] = (p[a] + reach) / SECTION;
+        if (hi[a] > n[a] - 1) hi[a] = n[a] - 1;
+        if (lo[a] > hi[a]) goto finished;
+    }
+    size_t room = (size_t)((hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1) * (hi[2] - lo[2] + 1));
+    cand = malloc(sizeof(Cand) * room);
+    sorted = malloc(sizeof(Cand) * room);
+    counts = calloc((size_t)r2 + 2, sizeof(int64_t));
+    rest = malloc(sizeof(uint64_t) * WORDS * (room + 1));
+    if (!cand || !sorted || !counts || !rest) { PyErr_NoMemory(); goto done; }
+    size_t m = 0;
+    for (int64_t i = lo[0]; i <= hi[0]; i++) {
+        int64_t gx = gap(px, i * SECTION, i * SECTION + SECTION - 1);
+        for (int64_t j = lo[1]; j <= hi[1]; j++) {
+            int64_t gz = gap(pz, j * SECTION, j * SECTION + SECTION - 1);
+            for (int64_t k = lo[2]; k <= hi[2]; k++) {
+                int64_t gy = gap(py, k * SECTION, k * SECTION + SECTION - 1);
+                int64_t lb = gx * gx + gz * gz + gy * gy;
+                if (lb > r2) continue;
+                int64_t sec = (i * nz + j) * ny + k;
+                const uint64_t *ms = mask + WORDS * sec;
+                int any = 0;
+                for (int w = 0; w < WORDS; w++) any |= (ms[w] & want[w]) != 0;
+                if (!any) continue;
+                cand[m].lb = lb;
+                cand[m].sec = sec;
+                counts[lb + 1]++;
+                m++;
+            }
+        }
+    }
+    for (int64_t v = 1; v <= r2 + 1; v++) counts[v] += counts[v - 1];
+    for (size_t c = 0; c < m; c++) sorted[counts[cand[c].lb]++] = cand[c];
+    /* rest[c]: the wanted ids any section from the c-th on may hold */
+    for (int w = 0; w < WORDS; w++) rest[WORDS * m + (size_t)w] = 0;
+    for (size_t c = m; c-- > 0;)
+        for (int w = 0; w < WORDS; w++)
+            rest[WORDS * c + (size_t)w] =
+                rest[WORDS * (c + 1) + (size_t)w] | (mask[WORDS * sorted[c].sec + w] & want[w]);
+
+    uint64_t settled[WORDS] = {0}, found[WORDS] = {0};
+    int64_t lowest = r2 + 1; /* the smallest distance found for an id not yet settled */
+    for (size_t c = 0; c < m; c++) {
+        int64_t lb = sorted[c].lb, sec = sorted[c].sec;
+        if (lb >= lowest) { /* every id found at lb or nearer is settled */
+            lowest = r2 + 1;
+            for (int w = 0; w < WORDS; w++) {
+                uint64_t open = found[w] & ~settled[w];
+                while (open) {
+                    int b = __builtin_ctzll(open);
+                    open &= open - 1;
+                    int64_t d = best[64 * w + b];
+                    if (d <= lb) settled[w] |= (uint64_t)1 << b;
+                    else if (d < lowest) lowest = d;
+                }
+            }
+        }
+        uint64_t cells[WORDS], listed[WORDS];
+        int pending = 0, any_cells = 0, any_listed = 0;
+        for (int w = 0; w < WORDS; w++) {
+            pending |= (rest[WORDS * c + (size_t)w] & ~settled[w]) != 0;
+            uint64_t active = mask[WORDS * sec + w] & want[w] & ~settled[w];
+            cells[w] = active & scan[w];
+            listed[w] = active & ~scan[w];
+            any_cells |= cells[w] != 0;
+            any_listed |= listed[w] != 0;
+        }
+        if (!pending) break;
+        if (any_listed) { /* the section's blocks of the ids kept as lists */
+            /* entries come in runs of one id; lst_next[e] is where e's run ends */
+            for (int64_t e = lst_lo[sec], end = lst_lo[sec + 1]; e < end;) {
+                int64_t b = lst_bit[e];
+                if (!((listed[b >> 6] >> (b & 63)) & 1)) {
+                    e = lst_next[e];
+                    continue;
+                }
+                int64_t flat = lst_flat[e++];
+                int64_t y = flat % sy, z = (flat / sy) % sz, x = flat / (sy * sz);
+                int64_t d = (x - px) * (x - px) + (z - pz) * (z - pz) + (y - py) * (y - py);
+                /* the grid is read only for a block that would be nearer (it may be gone) */
+                if (d < best[b] && bit_of[g[flat]] == b) {
+                    best[b] = d;
+                    found[b >> 6] |= (uint64_t)1 << (b & 63);
+                    if (d < lowest) lowest = d;
+                }
+            }
+        }
+        if (!any_cells) continue;
+        int64_t k = sec % ny, j = (sec / ny) % nz, i = sec / (ny * nz);
+        int64_t x1 = i * SECTION + SECTION, z1 = j * SECTION + SECTION, y1 = k * SECTION + SECTION;
+        if (x1 > sx) x1 = sx;
+        if (z1 > sz) z1 = sz;
+        if (y1 > sy) y1 = sy;
+        for (int64_t x = i * SECTION; x < x1; x++) {
+            int64_t dx2 = (x - px) * (x - px);
+            for (int64_t z = j * SECTION; z < z1; z++) {
+                int64_t dxz = dx2 + (z - pz) * (z - pz);
+                const uint16_t *col = g + (x * sz + z) * sy;
+                for (int64_t y = k * SECTION; y < y1; y++) {
+                    int b = bit_of[col[y]];
+                    if (b < 0 || !((cells[b >> 6] >> (b & 63)) & 1)) continue;
+                    int64_t d = dxz + (y - py) * (y - py);
+                    if (d < best[b]) {
+                        best[b] = d;
+                        found[b >> 6] |= (uint64_t)1 << (b & 63);
+                        if (d < lowest) lowest = d;
+                    }
+                }
+            }
+        }
+    }
+finished:
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    free(cand);
+    free(sorted);
+    free(counts);
+    free(rest);
+    PyBuffer_Release(&grid);
+    PyBuffer_Release(&bits);
+    PyBuffer_Release(&want_buf);
+    PyBuffer_Release(&masks);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&scan_buf);
+    PyBuffer_Release(&lst_lo_buf);
+    PyBuffer_Release(&lst_flat_buf);
+    PyBuffer_Release(&lst_bit_buf);
+    PyBuffer_Release(&lst_next_buf);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"census", census, METH_VARARGS,
+     "Nearest squared distance per wanted id (see world/census_native.py)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_census", "Compiled nearby-block census.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__census(void) { return PyModule_Create(&module); }

@@ -1,0 +1,196 @@
+"""The nearby-block census through the compiled core (``_census.c``), when it is built.
+
+``BlockIndex._nearest_each_py`` is the reference; the C function returns the same squared
+distances (the tests compare the two over random positions and block changes). It reads
+the episode's grid through a per-world table of which 8x8x8 sections held which block ids
+when the world was generated (``SectionBits``); blocks placed since are added here from
+the episode's list of placed blocks, as the reference adds them.
+
+The core is optional: without it (no C compiler at install time), or with
+``MIRRORCRAFT_PURE_PYTHON=1``, the reference runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+try:
+    from mirrorcraft.world import _census as _core  # type: ignore[attr-defined]
+except ImportError:  # not built: the Python reference runs
+    _core = None
+
+ENABLED = _core is not None and os.environ.get("MIRRORCRAFT_PURE_PYTHON", "") in ("", "0")
+"""Whether censuses use the compiled core (read once, when the module is imported)."""
+SECTION = 8
+MAX_IDS = 256
+"""Ids a world may hold for the compiled census (bits per section); more: the reference."""
+LIST_LIMIT = 100_000
+"""Ids with more blocks than this in a world are read cell by cell; the others' positions
+are kept per section."""
+
+Pos = tuple[int, int, int]
+
+
+@dataclass
+class SectionBits:
+    """Which block ids each 8x8x8 section of a generated world holds, one bit per id, and
+    where the blocks of the less common ids are, section by section."""
+
+    bit_of: NDArray[np.int16]
+    """Block id -> its bit (-1: not in the generated world)."""
+    ids: list[int]
+    """Bit -> block id."""
+    masks: NDArray[np.uint64]
+    """(sections along x, z, y, 4): the bits of the ids each section holds."""
+    scan: NDArray[np.uint64]
+    """The bits of the ids read cell by cell (more than ``LIST_LIMIT`` blocks)."""
+    lists: tuple[NDArray[np.int64], NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]]
+    """The other ids' blocks, by section then id: bounds per section, and per block its
+    flat grid index, its bit, and where its run of blocks of one id in the section ends."""
+    wants: dict[frozenset[int], tuple[NDArray[np.uint64], list[tuple[int, int]]]] = field(
+        default_factory=dict
+    )
+    """Per set of ids asked for: their bits as a mask, and (bit, id) pairs."""
+
+    @classmethod
+    def of(
+        cls,
+        shape: tuple[int, ...],
+        order: NDArray[np.int64],
+        present: list[int],
+        starts: list[int],
+        ends: list[int],
+        sections: Mapping[int, NDArray[np.int32]],
+    ) -> SectionBits | None:
+        """The table of a generated grid, from its cells' flat indices sorted by block id
+        (``order``; id ``present[i]`` at ``order[starts[i]:ends[i]]``) and, for ids with more
+        than ``LIST_LIMIT`` blocks, the (x, z, y) numbers of the sections holding them
+        (``BlockIndex.sections``). None when the grid holds more than ``MAX_IDS`` ids."""
+        rows = [(b, s, e) for b, s, e in zip(present, starts, ends, strict=True) if b != 0]
+        if len(rows) > MAX_IDS:
+            return None
+        bit_of = np.full(65536, -1, dtype=np.int16)
+        sx, sz, sy = shape
+        nx, nz, ny = (-(-d // SECTION) for d in (sx, sz, sy))
+        has = np.zeros((nx * nz * ny, MAX_IDS), dtype=bool)
+        scan = [0] * 4
+        flats, bits, secs = [], [], []
+        for bit, (b, start, end) in enumerate(rows):
+            bit_of[b] = bit
+            if end - start > LIST_LIMIT and b in sections:
+                where = sections[b].astype(np.int64)
+                has[(where[:, 0] * nz + where[:, 1]) * ny + where[:, 2], bit] = True
+                scan[bit >> 6] |= 1 << (bit & 63)
+                continue
+            flat = order[start:end]
+            x, z, y = flat // (sz * sy), (flat // sy) % sz, flat % sy
+            sec = ((x // SECTION) * nz + z // SECTION) * ny + y // SECTION
+            has[sec, bit] = True
+            flats.append(flat)
+            bits.append(np.full(len(flat), bit, dtype=np.int64))
+            secs.append(sec)
+        if flats:
+            sec = np.concatenate(secs)
+            bit_all = np.concatenate(bits)
+            o = np.lexsort((bit_all, sec))
+            sec, bit_all = sec[o], bit_all[o]
+            flat_all = np.concatenate(flats)[o]
+            bounds = np.searchsorted(sec, np.arange(nx * nz * ny + 1)).astype(np.int64)
+            run = sec * MAX_IDS + bit_all
+            cut = np.flatnonzero(np.diff(run)) + 1  # where a new run starts
+            run_ends = np.append(cut, len(run))
+            nexts = np.repeat(run_ends, np.diff(np.append(0, run_ends)))
+        else:
+            flat_all = bit_all = nexts = np.zeros(0, dtype=np.int64)
+            bounds = np.zeros(nx * nz * ny + 1, dtype=np.int64)
+        packed = np.packbits(has, axis=1, bitorder="little")
+        masks = np.ascontiguousarray(packed).view("<u8").astype(np.uint64).reshape(nx, nz, ny, 4)
+        return cls(
+            bit_of=bit_of,
+            ids=[b for b, _s, _e in rows],
+            masks=masks,
+            scan=np.array(scan, dtype=np.uint64),
+            lists=(
+                bounds,
+                np.ascontiguousarray(flat_all, dtype=np.int32),
+                np.ascontiguousarray(bit_all, dtype=np.int32),
+                np.ascontiguousarray(nexts, dtype=np.int32),
+            ),
+        )
+
+    def want(self, ids: frozenset[int]) -> tuple[NDArray[np.uint64], list[tuple[int, int]]]:
+        hit = self.wants.get(ids)
+        if hit is None:
+            pairs = sorted(
+                (int(self.bit_of[b]), b) for b in ids if 0 <= b < 65536 and self.bit_of[b] >= 0
+            )
+            words = [0] * 4
+            for bit, _b in pairs:
+                words[bit >> 6] |= 1 << (bit & 63)
+            hit = self.wants[ids] = (np.array(words, dtype=np.uint64), pairs)
+        return hit
+
+
+def usable(bits: SectionBits | None, grid: NDArray[np.uint16]) -> bool:
+    """Whether the compiled census can read this grid with this table."""
+    return (
+        ENABLED
+        and bits is not None
+        and grid.dtype == np.uint16
+        and grid.ndim == 3
+        and grid.flags.c_contiguous
+        and bits.masks.shape[:3] == tuple(-(-d // SECTION) for d in grid.shape)
+    )
+
+
+def nearest_each(
+    bits: SectionBits,
+    min_y: int,
+    grid: NDArray[np.uint16],
+    placed: Mapping[int, Iterable[Pos]],
+    ids: frozenset[int],
+    pos: Pos,
+    radius: float,
+) -> dict[int, int]:
+    """``BlockIndex.nearest_each``: for each id, the squared distance to its nearest block."""
+    assert _core is not None
+    px, py, pz = pos
+    r2 = int(radius * radius)
+    want, pairs = bits.want(ids)
+    out = np.empty(MAX_IDS, dtype=np.int64)
+    sx, sz, sy = grid.shape
+    nx, nz, ny = bits.masks.shape[:3]
+    _core.census(
+        grid,
+        sx,
+        sz,
+        sy,
+        bits.bit_of,
+        want,
+        bits.masks,
+        nx,
+        nz,
+        ny,
+        bits.scan,
+        *bits.lists,
+        px,
+        py - min_y,
+        pz,
+        r2,
+        out,
+    )
+    found = out.tolist()
+    best = {b: found[bit] for bit, b in pairs if found[bit] <= r2}
+    for b, where in placed.items():
+        if b not in ids:
+            continue
+        for p in where:
+            d2 = (p[0] - px) ** 2 + (p[1] - py) ** 2 + (p[2] - pz) ** 2
+            if d2 <= r2 and d2 < best.get(b, r2 + 1) and grid[p[0], p[2], p[1] - min_y] == b:
+                best[b] = d2
+    return best

@@ -1,0 +1,186 @@
+"""The compiled core (planner unit costs, nearby-block census) against the Python reference.
+
+Both C modules are optional at install time; where they are built they must give exactly
+what the Python code gives: the same unit-cost floats at every decision of recorded planner
+episodes, the same census after random digging and placing, and byte-identical results for
+a grid run with ``MIRRORCRAFT_PURE_PYTHON=1`` and without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mirrorcraft.agents import plan_native
+from mirrorcraft.agents import planner as planner_mod
+from mirrorcraft.world import census_native
+from tests.perf_reference import FIXTURES, planner_episodes
+
+ROOT = Path(__file__).resolve().parents[1]
+needs_core = pytest.mark.skipif(
+    not (plan_native.ENABLED and census_native.ENABLED),
+    reason="the compiled core is not built here or MIRRORCRAFT_PURE_PYTHON is set",
+)
+
+
+def test_the_core_is_built_where_a_compiler_is() -> None:
+    """The extensions are optional, so a failed build is silent at install time: here it
+    is not (CI has a compiler, so a broken C file fails this test)."""
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler on this machine: the Python reference runs")
+    assert plan_native._core is not None, "mirrorcraft.agents._unit_costs was not built"
+    assert census_native._core is not None, "mirrorcraft.world._census was not built"
+
+
+@needs_core
+@pytest.mark.parametrize("agent", ["vanilla-planner", "adaptive-planner", "oracle"])
+def test_unit_costs_match_the_reference_at_every_decision(
+    agent: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.perf_reference import play_planner
+
+    reference = planner_mod.Planner._unit_costs
+    compared: list[int] = [0]
+
+    def both(self: Any, relevant: list[str], uses: Any) -> None:
+        monkeypatch.setattr(plan_native, "ENABLED", False)
+        reference(self, relevant, uses)
+        expected = dict(self.unit)
+        monkeypatch.setattr(plan_native, "ENABLED", True)
+        reference(self, relevant, uses)
+        assert list(self.unit) == list(expected)
+        differing = {k: (self.unit[k], v) for k, v in expected.items() if self.unit[k] != v}
+        assert not differing, f"compiled != reference: {differing}"
+        compared[0] += 1
+
+    monkeypatch.setattr(planner_mod.Planner, "_unit_costs", both)
+    for episode in planner_episodes():
+        if episode[0] == agent:
+            play_planner(*episode)
+    assert compared[0] > 300  # the 21 episodes make hundreds of decisions
+
+
+@needs_core
+def test_a_way_used_by_an_item_that_is_not_relevant_is_an_error_not_a_crash() -> None:
+    """The C code trusts the encoded numbers; the one thing a caller could get wrong (a use
+    whose user has no unit cost) is checked there and raised, not read out of bounds."""
+    way = (2, 0.25, "stone", "block")  # SOURCE: a quarter action, mined by hand
+    compiled = ({"cobblestone": (way,)}, {"cobblestone": [("gravel", way, None, 0)]})
+    planner = SimpleNamespace(
+        b=SimpleNamespace(harvest={"stone": frozenset({"hand"})}, rules=SimpleNamespace(fuels={})),
+        _compiled=compiled,
+        inv={},
+        facilities=set(),
+        fuel_ticks=0,
+        explore_cost=lambda source, kind: 0.0,
+    )
+    with pytest.raises(ValueError, match="not relevant"):
+        plan_native.unit_costs(planner, ["cobblestone"])
+
+
+def _census_cases(world_id: str, cases: int, seed: int) -> tuple[int, int]:
+    from mirrorcraft.world.registry import load_world
+    from mirrorcraft.world.state import WorldState
+
+    rng = random.Random(seed)
+    loaded = load_world(world_id)
+    state = WorldState.fresh(loaded)
+    index = state.index
+    ids = sorted(b for b in index.counts if b != 0)
+    palette = loaded.world.palette
+    extra = [palette.ids[n] for n in ("crafting_table", "furnace", "diamond_ore")]
+    sx, sz, sy = state.grid.shape
+    checked = differing = 0
+    for _ in range(cases):
+        for _ in range(30):  # dig and place anywhere, ids the world never had included
+            p = (rng.randrange(sx), rng.randrange(sy) + state.min_y, rng.randrange(sz))
+            state.set_block(p, palette.names[rng.choice([0, 0, *ids, *extra])])
+        pos = (rng.randrange(-4, sx + 4), rng.randrange(sy) + state.min_y, rng.randrange(sz))
+        radius = rng.choice([32, 32, 12.5, 3, 0, 48])
+        want = rng.sample(ids, rng.randrange(1, len(ids))) + rng.sample(extra, 2)
+        got = index.nearest_each(state.grid, state.placed, want, pos, radius)
+        expected = index._nearest_each_py(state.grid, state.placed, want, pos, radius)
+        checked += 1
+        differing += got != expected
+    return checked, differing
+
+
+@needs_core
+@pytest.mark.parametrize("world_id", ["plains-1", "jungle-2", "snowy_plains-1"])
+def test_census_matches_the_reference_after_random_digging_and_placing(world_id: str) -> None:
+    checked, differing = _census_cases(world_id, 120, seed=3)
+    assert checked == 120 and differing == 0
+
+
+@needs_core
+def test_census_sees_a_block_placed_far_from_every_generated_one() -> None:
+    """A block of an id the nearby sections never held is found through the placed list
+    (the section table is the generated world's)."""
+    from mirrorcraft.world.registry import load_world
+    from mirrorcraft.world.state import WorldState
+
+    state = WorldState.fresh(load_world("plains-1"))
+    pos = (60, state.surface_y(60, 60) + 1, 60)
+    table = state.loaded.world.palette.ids["crafting_table"]
+    assert table not in state.index.nearest_each(state.grid, state.placed, [table], pos, 32)
+    state.set_block((62, pos[1], 60), "crafting_table")
+    got = state.index.nearest_each(state.grid, state.placed, [table], pos, 32)
+    assert got == {table: 4}
+    state.set_block((62, pos[1], 60), "air")
+    assert table not in state.index.nearest_each(state.grid, state.placed, [table], pos, 32)
+
+
+@needs_core
+def test_a_grid_the_core_cannot_read_falls_back_to_the_reference() -> None:
+    from mirrorcraft.world.registry import load_world
+    from mirrorcraft.world.state import WorldState
+
+    state = WorldState.fresh(load_world("plains-1"))
+    strided = np.asfortranarray(state.grid)
+    assert not census_native.usable(state.index.section_bits, strided)
+    ids = sorted(b for b in state.index.counts if b != 0)
+    pos = (30, state.surface_y(30, 30), 30)
+    assert state.index.nearest_each(strided, {}, ids, pos, 32) == state.index._nearest_each_py(
+        state.grid, {}, ids, pos, 32
+    )
+
+
+def _python(code: str, pure: bool) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("MIRRORCRAFT_PURE_PYTHON", None)
+    if pure:
+        env["MIRRORCRAFT_PURE_PYTHON"] = "1"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_pure_python_switch_turns_both_off_and_gives_the_recorded_grid() -> None:
+    """With MIRRORCRAFT_PURE_PYTHON=1 the references run, and the grid run through
+    ``mirrorcraft run`` is byte for byte the recorded one (``test_perf_reference`` checks
+    the same grid with the core)."""
+    code = (
+        "import json\n"
+        "from mirrorcraft.agents import plan_native\n"
+        "from mirrorcraft.world import census_native\n"
+        "from tests.perf_reference import grid_digests\n"
+        "print(json.dumps([plan_native.ENABLED, census_native.ENABLED, plan_native.core_name()]))\n"
+        "print(json.dumps(grid_digests()))\n"
+    )
+    lines = _python(code, pure=True).splitlines()
+    flags, digests = lines[0], lines[-1]
+    plan_on, census_on, name = json.loads(flags)
+    assert (plan_on, census_on) == (False, False) and name.startswith("Python")
+    assert json.loads(digests) == json.loads((FIXTURES / "reference_grid.json").read_text())
