@@ -8,7 +8,7 @@ files of ``EpisodeRecord.to_json()`` objects are the documented exchange format
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -126,4 +126,19 @@ class StepRecord:
     """Rules whose changed outcome this action triggered (hidden; for analysis and the viewer)."""
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields as a dict that shares their values. They are plain JSON data, so the
+        deep copy ``asdict`` would make (most of a grid's writing time) is left out; write
+        it with ``json.dumps(..., default=json_default)``, which turns a dataclass inside
+        a value (an agent may send one as its action) into what ``asdict`` gives."""
+        return {name: getattr(self, name) for name in _STEP_FIELDS}
+
+
+_STEP_FIELDS = tuple(StepRecord.__dataclass_fields__)
+
+
+def json_default(value: Any) -> Any:
+    """``json.dumps``' ``default`` for records: a dataclass (an agent may send one as its
+    action) becomes the dict ``asdict`` gives; anything else is not JSON, as before."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")

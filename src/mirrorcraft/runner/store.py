@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mirrorcraft.redact import redact_text
-from mirrorcraft.runner.records import EpisodeRecord, StepRecord
+from mirrorcraft.runner.records import EpisodeRecord, StepRecord, json_default
 from mirrorcraft.safeload import parse_json
 
 SCHEMA = """
@@ -207,7 +207,14 @@ class ResultStore:
             )
             self.db.executemany(
                 "INSERT INTO steps VALUES (?, ?, ?)",
-                [(s.episode_id, s.step, json.dumps(s.to_json(), sort_keys=True)) for s in steps],
+                [
+                    (
+                        s.episode_id,
+                        s.step,
+                        json.dumps(s.to_json(), sort_keys=True, default=json_default),
+                    )
+                    for s in steps
+                ],
             )
 
     def write_fault(
