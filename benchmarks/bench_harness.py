@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from mirrorcraft.native import core_summary
 from mirrorcraft.runner.executor import plan_jobs, run_job
 from mirrorcraft.runner.loops import run_local
 from mirrorcraft.runner.progress import Progress
@@ -87,6 +88,7 @@ def main() -> None:
         help="one agent on one world (21 episodes per figure): a check that it runs",
     )
     args = parser.parse_args()
+    print(core_summary())
     agents = ["vanilla-planner", "adaptive-planner", "oracle", "random"]
     worlds = WORLDS[:2]
     if args.quick:

@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from mirrorcraft.native import core_summary
 from workloads import interleaved, planner_actions, random_actions, replay, spread
 
 
@@ -60,6 +61,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=None, help="rounds (default 7)")
     args = parser.parse_args()
     rounds = args.rounds or (1 if args.quick else 7)
+    print(core_summary())
     planned = planner_actions(quick=args.quick)
     randoms = random_actions(episodes=2 if args.quick else 4)
     tasks: dict[str, Callable[[], tuple[int, float]]] = {

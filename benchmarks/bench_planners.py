@@ -22,6 +22,7 @@ from typing import Any
 from mirrorcraft.agents.registry import make_agent
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
 from mirrorcraft.evaluator.tasks import get_task
+from mirrorcraft.native import core_summary
 from mirrorcraft.runner.episode import EpisodeSpec, run_episode
 from mirrorcraft.world.registry import load_world
 from workloads import SEED, planner_conditions
@@ -57,6 +58,7 @@ def main() -> None:
     args = parser.parse_args()
     conditions = planner_conditions(quick=args.quick)
     rounds = 1 if args.quick else max(args.rounds, 1)
+    print(core_summary())
     for c in conditions:  # load worlds and rule sets, and fill first-use caches, untimed
         load_world(c[1])
         resolve_rules(c[2])

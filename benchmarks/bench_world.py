@@ -22,6 +22,7 @@ from typing import Any
 from mirrorcraft.backends.rulesets import vanilla_rules
 from mirrorcraft.backends.sim import SimEpisode
 from mirrorcraft.evaluator.tasks import get_task
+from mirrorcraft.native import core_summary
 from mirrorcraft.rules.game import load_game_data
 from mirrorcraft.world.generate import generate
 from mirrorcraft.world.registry import biome_spec, load_world, palette_for, world_table
@@ -170,6 +171,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=None, help="timing rounds (default 5)")
     args = parser.parse_args()
     rounds = args.rounds or (2 if args.quick else 5)
+    print(core_summary())
 
     planned = planner_actions(quick=args.quick)
     worlds = ("plains-1",) if args.quick else ("plains-1", "taiga-2", "jungle-1")

@@ -175,12 +175,28 @@ def test_pure_python_switch_turns_both_off_and_gives_the_recorded_grid() -> None
         "import json\n"
         "from mirrorcraft.agents import plan_native\n"
         "from mirrorcraft.world import census_native\n"
+        "from mirrorcraft.native import core_summary\n"
         "from tests.perf_reference import grid_digests\n"
-        "print(json.dumps([plan_native.ENABLED, census_native.ENABLED, plan_native.core_name()]))\n"
+        "print(json.dumps([plan_native.ENABLED, census_native.ENABLED, core_summary()]))\n"
         "print(json.dumps(grid_digests()))\n"
     )
     lines = _python(code, pure=True).splitlines()
     flags, digests = lines[0], lines[-1]
     plan_on, census_on, name = json.loads(flags)
-    assert (plan_on, census_on) == (False, False) and name.startswith("Python")
+    assert (plan_on, census_on) == (False, False) and "Python reference" in name
     assert json.loads(digests) == json.loads((FIXTURES / "reference_grid.json").read_text())
+
+
+def test_version_says_which_core_runs() -> None:
+    env = {**os.environ}
+    env.pop("MIRRORCRAFT_PURE_PYTHON", None)
+    exe = [sys.executable, "-m", "mirrorcraft.cli", "--version"]
+    plain = subprocess.run(exe, env=env, capture_output=True, text=True, timeout=60)
+    pure = subprocess.run(
+        exe, env={**env, "MIRRORCRAFT_PURE_PYTHON": "1"}, capture_output=True, text=True, timeout=60
+    )
+    assert plain.returncode == 0 and pure.returncode == 0
+    assert plain.stdout.startswith("mirrorcraft ") and pure.stdout.startswith("mirrorcraft ")
+    built = plan_native._core is not None and census_native._core is not None
+    assert ("compiled core: on" in plain.stdout) == built
+    assert "Python reference" in pure.stdout

@@ -20,12 +20,25 @@ from mirrorcraft.runner.store import StoreError
 from mirrorcraft.safeload import DataError
 
 
+class _Version(argparse.Action):
+    """``--version``: the version and whether the compiled core runs (imported only here,
+    so other commands start without it)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kw: object) -> None:
+        from mirrorcraft.native import core_summary
+
+        print(f"mirrorcraft {__version__}\n{core_summary()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mirrorcraft",
         description="Paired evaluation of agents in Minecraft 1.19 worlds under hidden rule changes.",
     )
-    parser.add_argument("--version", action="version", version=f"mirrorcraft {__version__}")
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="show the version and which core runs"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS:
         module.add_parser(sub)

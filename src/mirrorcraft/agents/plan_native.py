@@ -32,15 +32,10 @@ try:
 except ImportError:  # not built (no C compiler at install time): the Python reference runs
     _core = None
 
-ENABLED = _core is not None and os.environ.get("MIRRORCRAFT_PURE_PYTHON", "") in ("", "0")
+BUILT = _core is not None
+"""Whether the C module was built at install time."""
+ENABLED = BUILT and os.environ.get("MIRRORCRAFT_PURE_PYTHON", "") in ("", "0")
 """Whether planners use the compiled core (read once, when the module is imported)."""
-
-
-def core_name() -> str:
-    """Which unit-cost code planners run, in words (for benchmarks and ``--version``)."""
-    if _core is None:
-        return "Python (the compiled core is not built)"
-    return "compiled" if ENABLED else "Python (MIRRORCRAFT_PURE_PYTHON is set)"
 
 
 def _i64(values: Sequence[int]) -> NDArray[np.int64]:

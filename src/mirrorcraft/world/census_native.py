@@ -24,7 +24,9 @@ try:
 except ImportError:  # not built: the Python reference runs
     _core = None
 
-ENABLED = _core is not None and os.environ.get("MIRRORCRAFT_PURE_PYTHON", "") in ("", "0")
+BUILT = _core is not None
+"""Whether the C module was built at install time."""
+ENABLED = BUILT and os.environ.get("MIRRORCRAFT_PURE_PYTHON", "") in ("", "0")
 """Whether censuses use the compiled core (read once, when the module is imported)."""
 SECTION = 8
 MAX_IDS = 256
