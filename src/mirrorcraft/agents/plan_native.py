@@ -249,10 +249,17 @@ TABLE_LIMIT = 200_000
 """Ways kept in the table before it is started afresh (with the cache of relevances)."""
 
 
+_SEEN: dict[tuple[int, int, int], tuple[object, ...]] = {}
+"""Relevances used once so far (by the same key as ``_CACHE``, with its objects)."""
+
+
 def encoded(
     relevant: list[str], compiled: Any, harvest: Mapping[str, frozenset[str]], fuels: Any
-) -> Encoded:
-    """``encode``, kept per (compiled ways, harvesting tools, fuels) object."""
+) -> Encoded | None:
+    """``encode``, kept per (compiled ways, harvesting tools, fuels) object; None the first
+    time a relevance is seen. Encoding one costs about two decisions of the reference, and
+    the adaptive planner revises its belief (a new relevance) every few decisions, so a
+    relevance is encoded when it is used a second time."""
     key = (id(compiled), id(harvest), id(fuels))
     hit = _CACHE.get(key)
     if (
@@ -262,6 +269,14 @@ def encoded(
         and hit.keep[2] is fuels
     ):
         return hit
+    objects = (compiled, harvest, fuels)
+    seen = _SEEN.get(key)
+    if seen is None or any(a is not b for a, b in zip(seen, objects, strict=True)):
+        if len(_SEEN) > CACHE_LIMIT:
+            _SEEN.clear()
+        _SEEN[key] = objects
+        return None
+    del _SEEN[key]
     global _TABLE
     if len(_TABLE.base) > TABLE_LIMIT:
         _TABLE = _Table()
@@ -272,11 +287,14 @@ def encoded(
     return hit
 
 
-def unit_costs(planner: Any, relevant: list[str]) -> dict[str, float]:
-    """The same dict ``Planner._unit_costs`` leaves in ``planner.unit``."""
+def unit_costs(planner: Any, relevant: list[str]) -> dict[str, float] | None:
+    """The same dict ``Planner._unit_costs`` leaves in ``planner.unit``; None where the
+    reference should compute it (a relevance's first use: see ``encoded``)."""
     assert _core is not None
     belief = planner.b
     enc = encoded(relevant, planner._compiled, belief.harvest, belief.rules.fuels)
+    if enc is None:
+        return None
     table = _TABLE
     inv: dict[str, int] = planner.inv
     counts = np.zeros(enc.size + 1, dtype=np.int64)

@@ -138,8 +138,10 @@ class Planner:
         the code below is the reference the tests compare it with.
         """
         if plan_native.ENABLED:
-            self.unit = plan_native.unit_costs(self, relevant)
-            return
+            compiled = plan_native.unit_costs(self, relevant)
+            if compiled is not None:
+                self.unit = compiled
+                return
         self.unit = unit = dict.fromkeys(relevant, INF)
         produced, uses_of = self._compiled
         no_uses: list[Use] = []

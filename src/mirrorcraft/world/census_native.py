@@ -54,6 +54,8 @@ class SectionBits:
     lists: tuple[NDArray[np.int64], NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]]
     """The other ids' blocks, by section then id: bounds per section, and per block its
     flat grid index, its bit, and where its run of blocks of one id in the section ends."""
+    shape: tuple[int, int, int] = (0, 0, 0)
+    """The generated grid's shape (an episode's grid must have it)."""
     wants: dict[frozenset[int], tuple[NDArray[np.uint64], list[tuple[int, int]]]] = field(
         default_factory=dict
     )
@@ -117,6 +119,7 @@ class SectionBits:
             ids=[b for b, _s, _e in rows],
             masks=masks,
             scan=np.array(scan, dtype=np.uint64),
+            shape=(int(sx), int(sz), int(sy)),
             lists=(
                 bounds,
                 np.ascontiguousarray(flat_all, dtype=np.int32),
@@ -138,15 +141,20 @@ class SectionBits:
         return hit
 
 
-def usable(bits: SectionBits | None, grid: NDArray[np.uint16]) -> bool:
-    """Whether the compiled census can read this grid with this table."""
+MAX_RADIUS = 256.0
+"""Larger radii use the reference (the C code sorts sections by a table as long as the
+squared radius)."""
+
+
+def usable(bits: SectionBits | None, grid: NDArray[np.uint16], radius: float) -> bool:
+    """Whether the compiled census can read this grid with this table at this radius."""
     return (
         ENABLED
         and bits is not None
         and grid.dtype == np.uint16
-        and grid.ndim == 3
         and grid.flags.c_contiguous
-        and bits.masks.shape[:3] == tuple(-(-d // SECTION) for d in grid.shape)
+        and tuple(grid.shape) == bits.shape
+        and 0 <= radius <= MAX_RADIUS
     )
 
 

@@ -193,7 +193,7 @@ class BlockIndex:
         distances as ``_nearest_each_py``, the reference."""
         ids = frozenset(block_ids)
         bits = self.section_bits
-        if bits is not None and 0 not in ids and census_native.usable(bits, grid):
+        if bits is not None and 0 not in ids and census_native.usable(bits, grid, radius):
             return census_native.nearest_each(bits, self.min_y, grid, placed, ids, pos, radius)
         return self._nearest_each_py(grid, placed, block_ids, pos, radius)
 
