@@ -245,8 +245,9 @@ def encode(
 
 _CACHE: dict[tuple[int, int, int], Encoded] = {}
 CACHE_LIMIT = 64
-TABLE_LIMIT = 200_000
-"""Ways kept in the table before it is started afresh (with the cache of relevances)."""
+TABLE_LIMIT = 500_000
+"""Ways and uses kept in the table before it is started afresh (with the cache of
+relevances); a grid of the reference planners numbers a few thousand."""
 
 
 _SEEN: dict[tuple[int, int, int], tuple[object, ...]] = {}
@@ -278,7 +279,7 @@ def encoded(
         return None
     del _SEEN[key]
     global _TABLE
-    if len(_TABLE.base) > TABLE_LIMIT:
+    if len(_TABLE.base) + len(_TABLE.uses) > TABLE_LIMIT:
         _TABLE = _Table()
         _CACHE.clear()
     if len(_CACHE) > CACHE_LIMIT:

@@ -195,7 +195,7 @@ class BlockIndex:
         bits = self.section_bits
         if bits is not None and 0 not in ids and census_native.usable(bits, grid, radius):
             return census_native.nearest_each(bits, self.min_y, grid, placed, ids, pos, radius)
-        return self._nearest_each_py(grid, placed, block_ids, pos, radius)
+        return self._nearest_each_py(grid, placed, ids, pos, radius)
 
     def _nearest_each_py(
         self,
