@@ -205,3 +205,24 @@ def test_version_says_which_core_runs() -> None:
     built = plan_native._core is not None and census_native._core is not None
     assert ("compiled core: on" in plain.stdout) == built
     assert "Python reference" in pure.stdout
+
+
+def test_without_the_core_everything_runs_on_the_reference() -> None:
+    """What an install without a C compiler gets: both modules missing. The version line
+    says so, and a small grid still runs and gives the recorded results."""
+    code = (
+        "import sys, json\n"
+        "sys.modules['mirrorcraft.agents._unit_costs'] = None  # as if never built\n"
+        "sys.modules['mirrorcraft.world._census'] = None\n"
+        "from mirrorcraft.agents import plan_native\n"
+        "from mirrorcraft.world import census_native\n"
+        "from mirrorcraft.native import core_summary\n"
+        "from tests.perf_reference import grid_digests\n"
+        "print(json.dumps([plan_native.BUILT, census_native.BUILT, core_summary()]))\n"
+        "print(json.dumps(grid_digests()))\n"
+    )
+    lines = _python(code, pure=False).splitlines()
+    plan_built, census_built, summary = json.loads(lines[0])
+    assert (plan_built, census_built) == (False, False)
+    assert summary.startswith("compiled core: not built") and "same results" in summary
+    assert json.loads(lines[-1]) == json.loads((FIXTURES / "reference_grid.json").read_text())

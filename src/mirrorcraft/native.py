@@ -1,6 +1,6 @@
 """Which code runs the hot loops: the compiled core or the Python reference.
 
-The core is two optional C extensions built at install time (``pyproject.toml``): the
+The core is two optional C extensions built at install time (``setup.py``): the
 planners' unit costs (``agents/plan_native.py``) and the nearby-block census
 (``world/census_native.py``). Each falls back to its Python reference when it was not
 built, and ``MIRRORCRAFT_PURE_PYTHON=1`` makes both use the reference. Results are the
