@@ -3,8 +3,8 @@
 ``BlockIndex._nearest_each_py`` is the reference; the C function returns the same squared
 distances (the tests compare the two over random positions and block changes). It reads
 the episode's grid through a per-world table of which 8x8x8 sections held which block ids
-when the world was generated (``SectionBits``); blocks placed since are added here from
-the episode's list of placed blocks, as the reference adds them.
+when the world was generated (``SectionBits``); ``BlockIndex.nearest_each`` adds the
+blocks placed since, with the same code as the reference.
 
 The core is optional: without it (no C compiler at install time), or with
 ``MIRRORCRAFT_PURE_PYTHON=1``, the reference runs.
@@ -13,7 +13,7 @@ The core is optional: without it (no C compiler at install time), or with
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,8 +45,6 @@ class SectionBits:
 
     bit_of: NDArray[np.int16]
     """Block id -> its bit (-1: not in the generated world)."""
-    ids: list[int]
-    """Bit -> block id."""
     masks: NDArray[np.uint64]
     """(sections along x, z, y, 4): the bits of the ids each section holds."""
     scan: NDArray[np.uint64]
@@ -116,7 +114,6 @@ class SectionBits:
         masks = np.ascontiguousarray(packed).view("<u8").astype(np.uint64).reshape(nx, nz, ny, 4)
         return cls(
             bit_of=bit_of,
-            ids=[b for b, _s, _e in rows],
             masks=masks,
             scan=np.array(scan, dtype=np.uint64),
             shape=(int(sx), int(sz), int(sy)),
@@ -158,16 +155,17 @@ def usable(bits: SectionBits | None, grid: NDArray[np.uint16], radius: float) ->
     )
 
 
-def nearest_each(
+def generated_nearest(
     bits: SectionBits,
     min_y: int,
     grid: NDArray[np.uint16],
-    placed: Mapping[int, Iterable[Pos]],
     ids: frozenset[int],
     pos: Pos,
     radius: float,
 ) -> dict[int, int]:
-    """``BlockIndex.nearest_each``: for each id, the squared distance to its nearest block."""
+    """For each id, the squared distance to its nearest block of those the world was
+    generated with and the grid still holds (``BlockIndex.nearest_each`` adds the placed
+    ones)."""
     assert _core is not None
     px, py, pz = pos
     r2 = int(radius * radius)
@@ -195,12 +193,4 @@ def nearest_each(
         out,
     )
     found = out.tolist()
-    best = {b: found[bit] for bit, b in pairs if found[bit] <= r2}
-    for b, where in placed.items():
-        if b not in ids:
-            continue
-        for p in where:
-            d2 = (p[0] - px) ** 2 + (p[1] - py) ** 2 + (p[2] - pz) ** 2
-            if d2 <= r2 and d2 < best.get(b, r2 + 1) and grid[p[0], p[2], p[1] - min_y] == b:
-                best[b] = d2
-    return best
+    return {b: found[bit] for bit, b in pairs if found[bit] <= r2}

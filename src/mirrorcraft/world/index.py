@@ -194,8 +194,34 @@ class BlockIndex:
         ids = frozenset(block_ids)
         bits = self.section_bits
         if bits is not None and 0 not in ids and census_native.usable(bits, grid, radius):
-            return census_native.nearest_each(bits, self.min_y, grid, placed, ids, pos, radius)
+            best = census_native.generated_nearest(bits, self.min_y, grid, ids, pos, radius)
+            return self._add_placed(best, grid, placed, ids, pos, radius)
         return self._nearest_each_py(grid, placed, ids, pos, radius)
+
+    def _add_placed(
+        self,
+        best: dict[int, int],
+        grid: NDArray[np.uint16],
+        placed: Mapping[int, Iterable[Pos]],
+        ids: frozenset[int],
+        pos: Pos,
+        radius: float,
+    ) -> dict[int, int]:
+        """``best`` (found among the generated blocks) lowered by the blocks placed since
+        that are still there."""
+        r2 = int(radius * radius)
+        for b, where in placed.items():
+            if b not in ids:
+                continue
+            for p in where:
+                d2 = _d2(p, pos)
+                if (
+                    d2 <= r2
+                    and d2 < best.get(b, r2 + 1)
+                    and grid[p[0], p[2], p[1] - self.min_y] == b
+                ):
+                    best[b] = d2
+        return best
 
     def _nearest_each_py(
         self,
@@ -225,18 +251,7 @@ class BlockIndex:
         if common:
             for b, d2 in self._cube_min(grid, common, pos, radius).items():
                 best[b] = min(d2, best.get(b, d2))
-        for b, where in placed.items():
-            if b not in ids:
-                continue
-            for p in where:
-                d2 = _d2(p, pos)
-                if (
-                    d2 <= r2
-                    and d2 < best.get(b, r2 + 1)
-                    and grid[p[0], p[2], p[1] - self.min_y] == b
-                ):
-                    best[b] = d2
-        return best
+        return self._add_placed(best, grid, placed, ids, pos, radius)
 
     def _cube_min(
         self, grid: NDArray[np.uint16], ids: list[int], pos: Pos, radius: float
