@@ -123,6 +123,92 @@ def test_census_matches_the_reference_after_random_digging_and_placing(world_id:
     assert checked == 120 and differing == 0
 
 
+def _brute_nearest(
+    state: Any, ids: list[int], pos: tuple[int, int, int], radius: float, k: int, horiz: bool
+) -> list[tuple[int, tuple[int, int, int]]]:
+    """The k nearest by reading the whole grid and sorting by (distance, y, x, z)."""
+    xs, zs, ys = np.nonzero(np.isin(state.grid, np.array(sorted(ids), dtype=np.uint16)))
+    dx, dy, dz = xs - pos[0], ys + state.min_y - pos[1], zs - pos[2]
+    h = dx * dx + dz * dz
+    d = h + dy * dy
+    ok = (h if horiz else d) <= int(radius * radius)
+    rows = sorted(
+        zip(
+            d[ok].tolist(),
+            (ys[ok] + state.min_y).tolist(),
+            xs[ok].tolist(),
+            zs[ok].tolist(),
+            strict=True,
+        )
+    )[:k]
+    return [(d2, (x, y, z)) for d2, y, x, z in rows]
+
+
+def _nearest_cases(world_id: str, cases: int, seed: int) -> tuple[int, int, int]:
+    """Random k-nearest searches after random digging and placing: (cases, compiled !=
+    reference, reference != the whole grid sorted)."""
+    from mirrorcraft.world.registry import load_world
+    from mirrorcraft.world.state import WorldState
+
+    rng = random.Random(seed)
+    state = WorldState.fresh(load_world(world_id))
+    index = state.index
+    palette = state.loaded.world.palette
+    ids = sorted(b for b in index.counts if b != 0)
+    ids += [palette.ids[n] for n in ("crafting_table", "furnace", "diamond_ore")]
+    sx, sz, sy = state.grid.shape
+    compiled_differs = reference_differs = 0
+    for _ in range(cases):
+        for _ in range(30):
+            p = (rng.randrange(sx), rng.randrange(sy) + state.min_y, rng.randrange(sz))
+            state.set_block(p, palette.names[rng.choice([0, 0, *ids])])
+        if rng.random() < 0.5:  # on the ground, or anywhere (underground: ties everywhere)
+            x, z = rng.randrange(sx), rng.randrange(sz)
+            pos = (x, state.surface_y(x, z) + rng.choice([1, 0, -3]), z)
+        else:
+            pos = (rng.randrange(-4, sx + 4), rng.randrange(sy) + state.min_y, rng.randrange(sz))
+        radius = rng.choice([32, 32, 12.5, 3, 0, 48, 64])
+        want = rng.sample(ids, rng.randrange(1, 4))
+        k = rng.choice([1, 3, 4, 8, 8, 20, 64])
+        horiz = rng.random() < 0.3
+        got = index.nearest(state.grid, state.placed, want, pos, radius, k, horiz)
+        expected = index._nearest_py(state.grid, state.placed, want, pos, radius, k, horiz)
+        compiled_differs += got != expected
+        brute = _brute_nearest(state, want, pos, radius, k, horiz)
+        reference_differs += [(h.d2, h.pos) for h in expected] != brute
+    return cases, compiled_differs, reference_differs
+
+
+@needs_core
+@pytest.mark.parametrize("world_id", ["plains-1", "jungle-2"])
+def test_k_nearest_matches_the_reference_and_the_whole_grid_sorted(world_id: str) -> None:
+    """The compiled k-nearest search and the reference give the same hits, and both are
+    the k first of every block sorted by (distance, y, x, z): equally near blocks never
+    depend on how a search (or numpy's partial sort) visits them."""
+    assert _nearest_cases(world_id, 60, seed=5) == (60, 0, 0)
+
+
+@needs_core
+def test_k_nearest_finds_placed_blocks_and_forgets_dug_ones() -> None:
+    from mirrorcraft.world.registry import load_world
+    from mirrorcraft.world.state import WorldState
+
+    state = WorldState.fresh(load_world("plains-1"))
+    y = state.surface_y(60, 60) + 1
+    pos = (60, y, 60)
+    table = "crafting_table"
+    assert state.nearest([table], pos, 32, k=3) == []
+    state.set_block((62, y, 60), table)
+    state.set_block((60, y, 58), table)  # as near: y, then x, then z decides
+    hits = state.nearest([table], pos, 32, k=3)
+    assert [(h.d2, h.pos) for h in hits] == [(4, (60, y, 58)), (4, (62, y, 60))]
+    state.set_block((60, y, 58), "air")
+    assert [h.pos for h in state.nearest([table], pos, 32, k=3)] == [(62, y, 60)]
+    stone = state.nearest(["stone"], pos, 32, k=8)
+    state.set_block(stone[0].pos, "air")  # a dug generated block is gone from the search
+    assert stone[0].pos not in [h.pos for h in state.nearest(["stone"], pos, 32, k=8)]
+
+
 @needs_core
 def test_census_sees_a_block_placed_far_from_every_generated_one() -> None:
     """A block of an id the nearby sections never held is found through the placed list
@@ -158,6 +244,11 @@ def test_a_grid_the_core_cannot_read_falls_back_to_the_reference() -> None:
     assert state.index.nearest_each(strided, {}, ids, pos, 32) == state.index._nearest_each_py(
         state.grid, {}, ids, pos, 32
     )
+    assert state.index.nearest(strided, {}, ids, pos, 1000.0, 8) == state.index._nearest_py(
+        state.grid, {}, ids, pos, 1000.0, 8
+    )
+    big_k = state.index.nearest(state.grid, {}, ids, pos, 32, census_native.MAX_K + 1)
+    assert big_k == state.index._nearest_py(state.grid, {}, ids, pos, 32, census_native.MAX_K + 1)
 
 
 def _python(code: str, pure: bool) -> str:

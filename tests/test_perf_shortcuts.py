@@ -133,7 +133,7 @@ def test_surface_approach_equals_the_cell_by_cell_climb() -> None:
     assert blocked_some > 10 and climbed > 10
 
 
-def _hits_the_long_way(index, sub, origin, ids, pos, limit, horizontal_only):  # type: ignore[no-untyped-def]
+def _hits_the_long_way(index, sub, origin, ids, pos, limit, horizontal_only, k):  # type: ignore[no-untyped-def]
     px, py, pz = pos
     pyi = py - index.min_y
     x0, z0, y0 = origin
@@ -145,8 +145,10 @@ def _hits_the_long_way(index, sub, origin, ids, pos, limit, horizontal_only):  #
     horiz = dx * dx + dz * dz
     d2s = horiz + dy * dy
     ok = np.nonzero((horiz if horizontal_only else d2s) <= limit)[0]
-    if ok.size > 32:
-        ok = ok[np.argpartition(d2s[ok], 32)[:32]]
+    keep = max(32, k)
+    if ok.size > keep:
+        keys = index._order_keys(d2s[ok], xs[ok] + x0, ys[ok] + y0, zs[ok] + z0)
+        ok = ok[np.argpartition(keys, keep)[:keep]]
     return [
         Hit(
             int(d2s[i]),
@@ -172,7 +174,7 @@ def test_search_hits_equal_per_index_conversion() -> None:
         sub = state.grid[x - 6 : x + 7, z - 6 : z + 7, yi - 6 : yi + 7]
         for g in groups:
             for horizontal in (False, True):
-                args = (sub, (x - 6, z - 6, yi - 6), g, pos, 36, horizontal)
+                args = (sub, (x - 6, z - 6, yi - 6), g, pos, 36, horizontal, 8)
                 got = index._hits_in(*args)
                 assert got == _hits_the_long_way(index, *args)
                 assert all(type(v) is int for h in got for v in (h.d2, *h.pos, h.block_id))
@@ -299,7 +301,8 @@ def test_remembered_harvest_answers_and_tool_copies_equal_fresh_ones() -> None:
 
 
 def _rare_the_long_way(index, grid, bid, pos, radius, k):  # type: ignore[no-untyped-def]
-    """Nearest blocks of one rare id measured over every generated position of it."""
+    """Nearest blocks of one rare id measured over every generated position of it, all of
+    them sorted by (distance, y, x, z): no cut."""
     px, py, pz = pos
     pyi = py - index.min_y
     idx, xs, ys, zs = index.rare[bid]
@@ -307,8 +310,6 @@ def _rare_the_long_way(index, grid, bid, pos, radius, k):  # type: ignore[no-unt
     d2s = dx * dx + dz * dz + dy * dy
     sel = np.nonzero(d2s <= int(radius * radius))[0]
     sel = sel[grid.ravel()[idx[sel]] == bid]
-    if sel.size > 4 * k:
-        sel = sel[np.argpartition(d2s[sel], 4 * k)[: 4 * k]]
     hits = [
         Hit(int(d2s[i]), (int(xs[i]), int(ys[i]) + index.min_y, int(zs[i])), bid)
         for i in sel.tolist()
@@ -339,8 +340,10 @@ def test_rare_search_with_a_cut_equals_the_plain_scan() -> None:
     assert found > 500
 
 
-def test_rare_search_keeps_the_same_blocks_among_equally_near_ones() -> None:
-    """Rings of equally near blocks, more than the search keeps before its final sort."""
+def test_rare_search_keeps_the_first_blocks_in_order_among_equally_near_ones() -> None:
+    """Rings of equally near blocks, more than the search keeps before its final sort: the
+    hits are still the first in (distance, y, x, z) order (numpy's partial sort used to
+    decide which of the equally near ones survived the cut)."""
     grid = np.zeros((48, 48, 40), dtype=np.uint16)
     grid[:, :, :4] = 1  # a common floor
     rng = random.Random(6)

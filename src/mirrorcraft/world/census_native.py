@@ -194,3 +194,54 @@ def generated_nearest(
     )
     found = out.tolist()
     return {b: found[bit] for bit, b in pairs if found[bit] <= r2}
+
+
+MAX_K = 64
+"""Larger k use the reference (the C code keeps the k best in a sorted array)."""
+
+
+def generated_k_nearest(
+    bits: SectionBits,
+    min_y: int,
+    grid: NDArray[np.uint16],
+    ids: frozenset[int],
+    pos: Pos,
+    radius: float,
+    k: int,
+    horizontal_only: bool,
+) -> list[tuple[int, Pos, int]]:
+    """The ``k`` nearest of those blocks of ``ids`` the world was generated with and the grid
+    still holds, as (squared distance, position, id), nearest first: ties broken by y, x,
+    z as ``BlockIndex.nearest`` does (which adds the placed blocks)."""
+    assert _core is not None
+    px, py, pz = pos
+    want, _pairs = bits.want(ids)
+    out = np.empty(5 * k, dtype=np.int64)
+    sx, sz, sy = grid.shape
+    nx, nz, ny = bits.masks.shape[:3]
+    n = _core.nearest(
+        grid,
+        sx,
+        sz,
+        sy,
+        bits.bit_of,
+        want,
+        bits.masks,
+        nx,
+        nz,
+        ny,
+        bits.scan,
+        *bits.lists,
+        px,
+        py - min_y,
+        pz,
+        int(radius * radius),
+        k,
+        horizontal_only,
+        out,
+    )
+    rows = out[: 5 * n].tolist()
+    return [
+        (rows[i], (rows[i + 1], rows[i + 2] + min_y, rows[i + 3]), rows[i + 4])
+        for i in range(0, 5 * n, 5)
+    ]

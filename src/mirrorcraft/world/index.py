@@ -364,25 +364,74 @@ class BlockIndex:
         k: int = 1,
         horizontal_only: bool = False,
     ) -> list[Hit]:
-        """Up to ``k`` nearest blocks of the given ids within ``radius`` (sorted, deterministic).
+        """Up to ``k`` nearest blocks of the given ids within ``radius``, nearest first; ties
+        by y, then x, then z (every block has its own place in that order, so the answer
+        never depends on how a search visits blocks).
 
         ``pos`` and the returned positions are world coordinates (x, y, z). With
         ``horizontal_only`` the radius bounds horizontal distance and any depth counts.
+        Through the compiled search where it is built (``census_native``); the same hits as
+        ``_nearest_py``, the reference.
         """
-        px, py, pz = pos
-        pyi = py - self.min_y
+        ids = frozenset(block_ids)
+        bits = self.section_bits
+        if (
+            bits is not None
+            and 0 not in ids
+            and 1 <= k <= census_native.MAX_K
+            and census_native.usable(bits, grid, radius)
+        ):
+            found = census_native.generated_k_nearest(
+                bits, self.min_y, grid, ids, pos, radius, k, horizontal_only
+            )
+            hits = [Hit(d2, p, b) for d2, p, b in found]
+            extra = self._placed_hits(grid, placed, ids, pos, radius, horizontal_only)
+            if not extra:  # the compiled search's hits come sorted, each block once
+                return hits
+            hits.extend(extra)
+            hits.sort(key=_order)
+            return _dedupe(hits)[:k]
+        return self._nearest_py(grid, placed, ids, pos, radius, k, horizontal_only)
+
+    def _placed_hits(
+        self,
+        grid: NDArray[np.uint16],
+        placed: Mapping[int, Iterable[Pos]],
+        ids: Iterable[int],
+        pos: Pos,
+        radius: float,
+        horizontal_only: bool,
+    ) -> list[Hit]:
+        """The blocks of ``ids`` placed since the world was generated and still there."""
         r2 = int(radius * radius)
-        hits: list[Hit] = []
-        common: list[int] = []
-        flat = grid.ravel()
-        for bid in sorted(set(block_ids)):
+        hits = []
+        for bid in sorted(set(ids)):
             for p in placed.get(bid, ()):
-                d2 = _d2(p, pos)
                 if (
                     _within(p, pos, r2, horizontal_only)
                     and grid[p[0], p[2], p[1] - self.min_y] == bid
                 ):
-                    hits.append(Hit(d2, p, bid))
+                    hits.append(Hit(_d2(p, pos), p, bid))
+        return hits
+
+    def _nearest_py(
+        self,
+        grid: NDArray[np.uint16],
+        placed: Mapping[int, Iterable[Pos]],
+        block_ids: Iterable[int],
+        pos: Pos,
+        radius: float,
+        k: int = 1,
+        horizontal_only: bool = False,
+    ) -> list[Hit]:
+        """``nearest`` in Python and numpy: the reference."""
+        px, py, pz = pos
+        pyi = py - self.min_y
+        r2 = int(radius * radius)
+        hits = self._placed_hits(grid, placed, block_ids, pos, radius, horizontal_only)
+        common: list[int] = []
+        flat = grid.ravel()
+        for bid in sorted(set(block_ids)):
             if bid in self.rare:
                 idx, xs, ys, zs = self.rare[bid]
                 dx, dy, dz = xs - px, ys - pyi, zs - pz
@@ -395,7 +444,8 @@ class BlockIndex:
                 alive = flat[idx[sel]] == bid
                 sel = sel[alive]
                 if sel.size > 4 * k:
-                    sel = sel[np.argpartition(d2s[sel], 4 * k)[: 4 * k]]
+                    keys = self._order_keys(d2s[sel], xs[sel], ys[sel], zs[sel])
+                    sel = sel[np.argpartition(keys, 4 * k)[: 4 * k]]
                 my = self.min_y
                 hits.extend(
                     Hit(d2, (x, y + my, z), bid)
@@ -411,8 +461,24 @@ class BlockIndex:
                 common.append(bid)
         if common:
             hits.extend(self._cube_search(grid, common, pos, radius, k, horizontal_only))
-        hits.sort(key=lambda h: (h.d2, h.pos[1], h.pos[0], h.pos[2], h.block_id))
+        hits.sort(key=_order)
         return _dedupe(hits)[:k]
+
+    def _order_keys(
+        self,
+        d2s: NDArray[np.integer],
+        xs: NDArray[np.integer],
+        yis: NDArray[np.integer],
+        zs: NDArray[np.integer],
+    ) -> NDArray[np.int64]:
+        """One int64 per block that sorts as ``nearest`` orders hits: distance, then y, x, z.
+
+        Every block gets its own key, so which of several equally near blocks a partial
+        selection keeps never depends on numpy's selection algorithm."""
+        sx, sz, sy = self.shape
+        cell: NDArray[np.int64] = (yis.astype(np.int64) * sx + xs) * sz + zs
+        keys: NDArray[np.int64] = d2s.astype(np.int64) * (sx * sz * sy) + cell
+        return keys
 
     def _cube_search(
         self,
@@ -434,7 +500,7 @@ class BlockIndex:
                 x0 : min(px + r + 1, sx), z0 : min(pz + r + 1, sz), y0 : min(pyi + r + 1, sy)
             ]
             hits = self._hits_in(
-                sub, (x0, z0, y0), ids, pos, min(r * r, int(radius * radius)), False
+                sub, (x0, z0, y0), ids, pos, min(r * r, int(radius * radius)), False, k
             )
             if len(hits) >= k or r >= radius:
                 return hits
@@ -451,7 +517,10 @@ class BlockIndex:
         pos: Pos,
         limit: int,
         horizontal_only: bool,
+        k: int,
     ) -> list[Hit]:
+        """The nearest blocks of ``ids`` in a piece of the grid, at least ``k`` of them
+        (those nearer than ``limit``), so that the k nearest of several pieces are among them."""
         px, py, pz = pos
         pyi = py - self.min_y
         x0, z0, y0 = origin
@@ -463,8 +532,10 @@ class BlockIndex:
         horiz = dx * dx + dz * dz
         d2s = horiz + dy * dy
         ok = np.nonzero((horiz if horizontal_only else d2s) <= limit)[0]
-        if ok.size > 32:
-            ok = ok[np.argpartition(d2s[ok], 32)[:32]]
+        keep = max(32, k)
+        if ok.size > keep:
+            keys = self._order_keys(d2s[ok], xs[ok] + x0, ys[ok] + y0, zs[ok] + z0)
+            ok = ok[np.argpartition(keys, keep)[:keep]]
         kx, ky, kz = xs[ok], ys[ok], zs[ok]
         bids = sub[kx, kz, ky].tolist()
         yb = y0 + self.min_y
@@ -505,8 +576,14 @@ class BlockIndex:
                 break
             x0, z0, y0 = (int(v) for v in lo[i])
             sub = grid[x0 : x0 + SECTION, z0 : z0 + SECTION, y0 : y0 + SECTION]
-            hits.extend(self._hits_in(sub, (x0, z0, y0), [b], pos, r2, horizontal_only))
+            hits.extend(self._hits_in(sub, (x0, z0, y0), [b], pos, r2, horizontal_only, k))
         return hits
+
+
+def _order(h: Hit) -> tuple[int, int, int, int, int]:
+    """How ``nearest`` orders hits: distance, then y, x, z (then id, for a block placed where
+    the same id was generated, found twice)."""
+    return (h.d2, h.pos[1], h.pos[0], h.pos[2], h.block_id)
 
 
 def _d2(a: Pos, b: Pos) -> int:
