@@ -9,15 +9,16 @@ visible to the agent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from mirrorcraft.rules.items import ItemStack
 from mirrorcraft.rules.loot_context import LootContext
 
 
-@dataclass(frozen=True)
-class RuleApplication:
+class RuleApplication(NamedTuple):
+    """One place the body consulted the active rules (a named tuple: every block dug makes
+    two of them, and a frozen dataclass costs several times as much to make)."""
+
     kind: str  # craft | cook | loot | harvest | fuel
     step: int
     signature: tuple[str, ...]

@@ -211,7 +211,7 @@ class RuleSet:
             block_properties=properties
             if properties is not None
             else (info.default_state if info else {}),
-            this_entity=EntityState("player"),
+            this_entity=_PLAYER,
             lookup=lookup,
         )
 
@@ -258,6 +258,8 @@ class RuleSet:
 
 
 LOOT_MEMO_LIMIT = 4096
+_PLAYER = EntityState("player")
+"""Who breaks a block (frozen, so one is shared)."""
 
 
 class _LookupSpy:
