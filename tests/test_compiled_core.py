@@ -68,6 +68,12 @@ def test_unit_costs_match_the_reference_at_every_decision(
         if episode[0] == agent:
             play_planner(*episode)
     assert compared[0] > 300  # the 21 episodes make hundreds of decisions
+    # The table's arrays grew a piece at a time: they equal the lists read whole.
+    table = plan_native._TABLE
+    lists = [*(table.cols[k] for k in table.COLUMNS), table.base]
+    lists += [*(table.cols[k] for k in table.LISTS), table.station_item]
+    for array, values in zip(table.arrays(), lists, strict=True):
+        assert array.tolist() == (list(values) or [0])
 
 
 @needs_core

@@ -42,6 +42,19 @@ def _i64(values: Sequence[int]) -> NDArray[np.int64]:
     return np.asarray(values, dtype=np.int64) if values else np.zeros(1, dtype=np.int64)
 
 
+def _grown(old: tuple[int, NDArray[Any]] | None, values: Sequence[Any], dtype: Any) -> NDArray[Any]:
+    """``values`` as an array (one zero when empty). ``old``: (length, array) of an earlier,
+    shorter state of the same list; only the values added since are converted."""
+    if not values:
+        return np.zeros(1, dtype=dtype)
+    if old is None or old[0] == 0 or old[0] > len(values):
+        return np.asarray(values, dtype=dtype)
+    done, array = old
+    if done == len(values):
+        return array
+    return np.concatenate((array, np.asarray(values[done:], dtype=dtype)))
+
+
 class _Table:
     """Every item name and compiled way the process's planners have met, numbered once.
 
@@ -69,6 +82,8 @@ class _Table:
         self.explore: dict[tuple[str, str], int] = {}
         self.explore_list: list[tuple[str, str]] = []
         self._arrays: tuple[int, int, tuple[NDArray[Any], ...]] | None = None
+        self._lengths: list[int] = []
+        """How long each list was when ``_arrays`` was built."""
 
     def name(self, name: str) -> int:
         i = self.names.get(name)
@@ -149,16 +164,27 @@ class _Table:
         return hit
 
     def arrays(self) -> tuple[NDArray[Any], ...]:
-        """The ways' rows as arrays, rebuilt when ways were added since the last call."""
+        """The ways' rows as arrays, brought up to date when ways were added since the last
+        call (only the rows added are converted; the table only grows)."""
         size = (len(self.base), len(self.station_item))
         if self._arrays is None or self._arrays[:2] != size:
             c = self.cols
-            built = (
-                *(_i64(c[k]) for k in self.COLUMNS),
-                np.asarray(self.base or [0.0], dtype=np.float64),
-                *(_i64(c[k]) for k in self.LISTS),
-                _i64(self.station_item),
+            lists: list[Sequence[Any]] = [
+                *(c[k] for k in self.COLUMNS),
+                self.base,
+                *(c[k] for k in self.LISTS),
+                self.station_item,
+            ]
+            old = self._lengths
+            built = tuple(
+                _grown(
+                    None if self._arrays is None else (old[i], self._arrays[2][i]),
+                    values,
+                    np.float64 if values is self.base else np.int64,
+                )
+                for i, values in enumerate(lists)
             )
+            self._lengths = [len(values) for values in lists]
             self._arrays = (*size, built)
         return self._arrays[2]
 

@@ -47,6 +47,9 @@ class Inventory:
     _derived: dict[object, object] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    _key_stacks: dict[Key, tuple[int, tuple[ItemStack, ...]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     _derived_at: int = field(default=-1, init=False, repr=False, compare=False)
 
     def derived(self) -> dict[object, object]:
@@ -146,11 +149,20 @@ class Inventory:
         stacks are immutable and computed once per version)."""
         if self._stacks_at != self.version:
             out: list[ItemStack] = []
+            made = self._key_stacks
+            kept: dict[Key, tuple[int, tuple[ItemStack, ...]]] = {}
             for key, count in sorted(self.counts.items()):
-                size = max(self.stack_sizes.get(key[0], 64), 1)
-                while count > 0:
-                    out.append(stack_of(key, min(count, size)))
-                    count -= size
+                known = made.get(key)
+                if known is None or known[0] != count:  # a key's stacks are made again
+                    size = max(self.stack_sizes.get(key[0], 64), 1)  # only when its count moved
+                    full, rest = divmod(count, size) if count > 0 else (0, 0)
+                    known = (
+                        count,
+                        (stack_of(key, size),) * full + ((stack_of(key, rest),) if rest else ()),
+                    )
+                kept[key] = known
+                out.extend(known[1])
+            self._key_stacks = kept
             self._stacks, self._stacks_at = out, self.version
         return list(self._stacks)
 

@@ -141,15 +141,17 @@ class MilestoneTracker(TaskProgress):
     def inventory_changed(
         self, stacks: Sequence[ItemStack], gained: Sequence[ItemStack], step: int
     ) -> list[str]:
+        candidates = set(self._always)
+        for g in gained:
+            candidates.update(self._by_item.get(g.item, ()))
+        if self._scanned and candidates <= self.completed.keys():
+            return []  # nothing this change could grant is still open
         view = InventoryView(tuple(stacks))
         sizes = self.rules.game.items
 
         def fires(crit: Criterion) -> bool:
             return any(inventory_changed_fires(crit, view, g, sizes) for g in gained)
 
-        candidates = set(self._always)
-        for g in gained:
-            candidates.update(self._by_item.get(g.item, ()))
         return self._grant("inventory_changed", fires, step, candidates)
 
     def item_enchanted(self, item: ItemStack, levels: int, step: int) -> list[str]:
