@@ -51,6 +51,7 @@ def test_inventory_caches_equal_plain_recomputation() -> None:
     inv = Inventory(rules.game.items, 12)
     rng = random.Random(5)
     items = ["dirt", "cobblestone", "ender_pearl", "iron_pickaxe", "stone_axe", "oak_log"]
+    seen_names, seen_kinds = frozenset[str](), inv.kinds
     for _ in range(600):
         op = rng.random()
         item = rng.choice(items)
@@ -74,6 +75,12 @@ def test_inventory_caches_equal_plain_recomputation() -> None:
         got["dirt"] = -1  # callers own the dict they get
         assert inv.totals() == _plain_totals(inv)
         assert inv.stacks() == _plain_stacks(inv)
+        names = frozenset(k[0] for k in inv.counts)
+        if names != seen_names:  # ``kinds`` moves exactly when the owned item ids change
+            assert inv.kinds != seen_kinds
+            seen_names, seen_kinds = names, inv.kinds
+        else:
+            assert inv.kinds == seen_kinds
     assert inv.used_slots() > 0
 
 

@@ -150,10 +150,10 @@ class Body:
         return keyed_random(self.episode_seed, self.step, *parts)
 
     def _tool_key(self) -> frozenset[str]:
-        if self._tools_version != self.inventory.version:
+        if self._tools_version != self.inventory.kinds:  # the owned item ids changed
             tools = self.rules.game.tools
             self._tools_now = frozenset(n for (n, _e, _d) in self.inventory.counts if n in tools)
-            self._tools_version = self.inventory.version
+            self._tools_version = self.inventory.kinds
         return self._tools_now
 
     def best_tool(self, block: str) -> str | None:

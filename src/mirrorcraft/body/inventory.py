@@ -38,6 +38,9 @@ class Inventory:
     counts: dict[Key, int] = field(default_factory=dict)
     version: int = 0
     """Bumped on every change, so callers can cache what they derive from the contents."""
+    kinds: int = 0
+    """Bumped when an item id enters or leaves the inventory (not when a copy wears): for
+    what depends only on which items are owned."""
     _slots: int = field(default=0, init=False, repr=False, compare=False)
     _slots_at: int = field(default=-1, init=False, repr=False, compare=False)
     _totals: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -50,7 +53,14 @@ class Inventory:
     _key_stacks: dict[Key, tuple[int, tuple[ItemStack, ...]]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    _keys_per_item: dict[str, int] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     _derived_at: int = field(default=-1, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name, _e, _d in (k for k, c in self.counts.items() if c > 0):
+            self._keys_per_item[name] = self._keys_per_item.get(name, 0) + 1
 
     def derived(self) -> dict[object, object]:
         """A scratch dict for values computed from the contents: emptied on every change."""
@@ -90,12 +100,18 @@ class Inventory:
 
     def _changed(self, key: Key, old: int, new: int) -> None:
         """Record that ``key``'s count went from ``old`` to ``new``: bump the version, and
-        keep the used-slot count current when it was (its slots change by the difference)."""
+        keep the used-slot count current when it was (its slots change by the difference);
+        bump ``kinds`` when an item id came in or left."""
         if self._slots_at == self.version:
             size = max(self.stack_sizes.get(key[0], 64), 1)
             self._slots += -(-new // size) + (old // -size)
             self._slots_at = self.version + 1
         self.version += 1
+        if (old > 0) != (new > 0):
+            keys = self._keys_per_item.get(key[0], 0) + (1 if new > 0 else -1)
+            self._keys_per_item[key[0]] = keys
+            if keys == 0 or (keys == 1 and new > 0):
+                self.kinds += 1
 
     def room_for(self, item: str, enchantments: Enchantments = (), damage: int = 0) -> int:
         """How many more of this item fit (existing partial stacks plus free slots)."""

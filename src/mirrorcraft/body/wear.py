@@ -60,12 +60,13 @@ def apply_wear(
     points = roll_wear(amount, unbreaking_level(key), rng)
     if points == 0:
         return Worn(key, key)
-    inventory.take(key, 1)
     damage = key[2] + points
     if damage >= top:
+        inventory.take(key, 1)
         return Worn(key, None)
     new: Key = (key[0], key[1], damage)
-    inventory.put(new, 1)
+    inventory.put(new, 1)  # before the worn copy is taken: the item never leaves
+    inventory.take(key, 1)
     return Worn(key, new)
 
 
