@@ -83,7 +83,9 @@ def test_a_way_used_by_an_item_that_is_not_relevant_is_an_error_not_a_crash() ->
     way = (2, 0.25, "stone", "block")  # SOURCE: a quarter action, mined by hand
     compiled = ({"cobblestone": (way,)}, {"cobblestone": [("gravel", way, None, 0)]})
     planner = SimpleNamespace(
-        b=SimpleNamespace(harvest={"stone": frozenset({"hand"})}, rules=SimpleNamespace(fuels={})),
+        b=SimpleNamespace(
+            harvest={"stone": frozenset({"hand"})}, rules=SimpleNamespace(fuels={}), origin=None
+        ),
         _compiled=compiled,
         inv={},
         facilities=set(),

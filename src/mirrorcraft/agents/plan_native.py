@@ -281,22 +281,31 @@ _SEEN: dict[tuple[int, int, int], tuple[object, ...]] = {}
 
 
 def encoded(
-    relevant: list[str], compiled: Any, harvest: Mapping[str, frozenset[str]], fuels: Any
+    relevant: list[str],
+    compiled: Any,
+    harvest: Mapping[str, frozenset[str]],
+    fuels: Any,
+    harvest_owner: object | None = None,
 ) -> Encoded | None:
     """``encode``, kept per (compiled ways, harvesting tools, fuels) object; None the first
     time a relevance is seen. Encoding one costs about two decisions of the reference, and
     the adaptive planner revises its belief (a new relevance) every few decisions, so a
-    relevance is encoded when it is used a second time."""
-    key = (id(compiled), id(harvest), id(fuels))
+    relevance is encoded when it is used a second time.
+
+    ``harvest_owner``: an object that stands for ``harvest``'s contents (a never-revised
+    belief's origin: every copy of it has its own dict with the same contents), so one
+    encoding serves every episode planning with those rules."""
+    owner = harvest if harvest_owner is None else harvest_owner
+    key = (id(compiled), id(owner), id(fuels))
     hit = _CACHE.get(key)
     if (
         hit is not None
         and hit.keep[0] is compiled
-        and hit.keep[1] is harvest
+        and hit.keep[1] is owner
         and hit.keep[2] is fuels
     ):
         return hit
-    objects = (compiled, harvest, fuels)
+    objects = (compiled, owner, fuels)
     seen = _SEEN.get(key)
     if seen is None or any(a is not b for a, b in zip(seen, objects, strict=True)):
         if len(_SEEN) > CACHE_LIMIT:
@@ -311,6 +320,7 @@ def encoded(
     if len(_CACHE) > CACHE_LIMIT:
         _CACHE.clear()
     hit = _CACHE[key] = encode(relevant, compiled, harvest, fuels)
+    hit.keep = objects  # what the key holds ids of (the owner, not the dict, when given)
     return hit
 
 
@@ -319,7 +329,7 @@ def unit_costs(planner: Any, relevant: list[str]) -> dict[str, float] | None:
     reference should compute it (a relevance's first use: see ``encoded``)."""
     assert _core is not None
     belief = planner.b
-    enc = encoded(relevant, planner._compiled, belief.harvest, belief.rules.fuels)
+    enc = encoded(relevant, planner._compiled, belief.harvest, belief.rules.fuels, belief.origin)
     if enc is None:
         return None
     table = _TABLE
