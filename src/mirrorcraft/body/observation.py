@@ -19,6 +19,7 @@ from mirrorcraft.body.results import ActionResult
 from mirrorcraft.body.wear import durability_view
 
 SPARES = 16
+NEARBY_KEPT = 4096
 """How many nearest blocks of an id the census keeps when it looks one up again."""
 
 
@@ -202,6 +203,8 @@ class ObservationBuilder:
         """Block id -> its nearest blocks (squared distance, position), nearest first, found
         from where the census stands; see ``_nearest_d2``."""
         self._skills = list(skill_specs())
+        self._nearby_made: dict[tuple[int, int], Nearby] = {}
+        """(block id, squared distance) -> its entry (frozen, so shared between observations)."""
 
     def nearby_blocks(self) -> list[Nearby]:
         b = self.body
@@ -209,7 +212,15 @@ class ObservationBuilder:
         if key != self._cache_key:
             names = b.state.loaded.world.palette.names
             found = self._census()
-            out = [Nearby(names[bid], _round(d2)) for bid, d2 in found.items()]
+            made = self._nearby_made  # the same (id, distance) is mostly seen again
+            out = []
+            for pair in found.items():
+                near = made.get(pair)
+                if near is None:
+                    if len(made) > NEARBY_KEPT:
+                        made.clear()
+                    near = made[pair] = Nearby(names[pair[0]], _round(pair[1]))
+                out.append(near)
             out.sort(key=lambda n: (n.distance, n.id))
             self._cache_key, self._cache = key, out
         return self._cache
