@@ -1,8 +1,8 @@
 """Which code runs the hot loops: the compiled core or the Python reference.
 
 The core is two optional C extensions built at install time (``setup.py``): the
-planners' unit costs (``agents/plan_native.py``) and the nearby-block census
-(``world/census_native.py``). Each falls back to its Python reference when it was not
+planners' unit costs (``agents/plan_native.py``), and the nearby-block census with the
+k-nearest block search (``world/census_native.py``). Each falls back to its Python reference when it was not
 built, and ``MIRRORCRAFT_PURE_PYTHON=1`` makes both use the reference. Results are the
 same either way; only the speed differs.
 """
@@ -17,10 +17,10 @@ def core_summary() -> str:
 
     parts = {
         "planner costs": (plan_native.BUILT, plan_native.ENABLED),
-        "census": (census_native.BUILT, census_native.ENABLED),
+        "census and block search": (census_native.BUILT, census_native.ENABLED),
     }
     if all(on for _built, on in parts.values()):
-        return "compiled core: on (planner costs, census)"
+        return "compiled core: on (planner costs, census and block search)"
     if all(built for built, _on in parts.values()):
         return "compiled core: built, off (MIRRORCRAFT_PURE_PYTHON is set): Python reference"
     missing = ", ".join(name for name, (built, _on) in parts.items() if not built)
