@@ -84,7 +84,7 @@ def test_a_way_used_by_an_item_that_is_not_relevant_is_an_error_not_a_crash() ->
     compiled = ({"cobblestone": (way,)}, {"cobblestone": [("gravel", way, None, 0)]})
     planner = SimpleNamespace(
         b=SimpleNamespace(
-            harvest={"stone": frozenset({"hand"})}, rules=SimpleNamespace(fuels={}), origin=None
+            harvest={"stone": frozenset({"hand"})}, rules=SimpleNamespace(fuels={}), root=None
         ),
         _compiled=compiled,
         inv={},

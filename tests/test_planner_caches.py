@@ -152,3 +152,27 @@ def test_relevance_of_revised_beliefs_equals_the_walk_from_scratch(rules_name: s
             assert [(u[0], u[1]) for u in uses[d]] == want, d
         # Asked again, the same derivation comes back (kept for this belief version).
         assert Planner(b, Memory())._relevant(goal)[1] is uses
+
+
+def test_copies_revised_alike_share_one_relevance_and_others_do_not() -> None:
+    """Copies of one shared belief that went through the same revisions have the same
+    contents, so they get the same relevance object; another revision, or a list changed
+    by hand, gets its own (each still equal to the walk from scratch)."""
+    rules = resolve_rules("M03")
+    items = sorted(rules.game.items)
+    goal = goal_of(rules, get_task("diamond").final.advancement)[1]
+    a, b, c, d = (build_belief(rules) for _ in range(4))
+    for belief, seed in ((a, 1), (b, 1), (c, 2), (d, 1)):
+        rng = random.Random(seed)
+        for _ in range(4):
+            _revise(belief, rng, items)
+    d.crafts = list(reversed(d.crafts))  # changed by hand, then revised: no longer a key
+    d.set_craft(d.crafts[0].key, (("stick", 2),))
+    assert a.revisions == b.revisions and a.revisions != c.revisions and d.root is None
+    found = {}
+    for name, belief in (("a", a), ("b", b), ("c", c), ("d", d)):
+        relevant, uses = Planner(belief, Memory())._relevant(goal)
+        assert relevant == _walk(belief, goal)[0], name
+        found[name] = uses
+    assert found["a"] is found["b"]
+    assert found["c"] is not found["a"] and found["d"] is not found["a"]

@@ -208,6 +208,11 @@ class Belief:
     origin: object | None = None
     """The shared, never revised belief this one was copied from; None once revised
     (then what is derived from it cannot be shared with other copies)."""
+    root: object | None = field(default=None, compare=False)
+    """The shared belief this one was copied from, kept after revisions."""
+    revisions: tuple[tuple[Any, ...], ...] = field(default=(), compare=False)
+    """The ``set_`` calls made since the copy, in order (with ``root``: a key of the
+    contents, since every revision is a function of the contents and its arguments)."""
 
     _craft_at: dict[str, tuple[int, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -239,6 +244,7 @@ class Belief:
     def reindex(self) -> None:
         """Index every option by what it yields, from scratch (call it after changing the
         option lists other than through the ``set_`` methods)."""
+        self.root = None  # changed other than by the revisions recorded: no longer a key
         index: dict[str, list[Any]] = defaultdict(list)
         at: dict[str, list[int]] = defaultdict(list)
         outs: dict[str, list[int]] = defaultdict(list)
@@ -299,6 +305,7 @@ class Belief:
 
     # -- revisions from observed outcomes ---------------------------------------------
     def set_craft(self, key: str, outputs: tuple[tuple[str, int], ...]) -> None:
+        self.revisions = (*self.revisions, ("craft", key, tuple(outputs)))
         if self._indexed is not self.crafts:  # the list was replaced: index it afresh
             self.crafts = [replace(c, outputs=outputs) if c.key == key else c for c in self.crafts]
             self.reindex()
@@ -326,6 +333,7 @@ class Belief:
     def set_smelt(
         self, item: str, station: str, outputs: tuple[tuple[str, int], ...], cook: int = 200
     ) -> None:
+        self.revisions = (*self.revisions, ("smelt", item, station, tuple(outputs), cook))
         old = self.smelts.get((item, station))
         self.smelts[(item, station)] = SmeltOption(
             item, station, outputs, old.cook_time if old else cook
@@ -335,6 +343,7 @@ class Belief:
 
     def set_source(self, kind: str, source: str, yields: Mapping[str, float]) -> None:
         option = SourceOption(kind, source, tuple(sorted(yields.items())))
+        self.revisions = (*self.revisions, ("source", kind, source, option.drops))
         options = self.blocks if kind == "block" else self.mobs
         old = options.get(source)
         options[source] = option
@@ -358,7 +367,7 @@ class _FrozenBelief:
     config: PlannerConfig
 
     def copy(self) -> Belief:
-        return self._belief(origin=self, index=self._index)
+        return self._belief(origin=self, root=self, index=self._index)
 
     @cached_property
     def _index(self) -> Index:

@@ -270,7 +270,8 @@ def encode(
 
 
 _CACHE: dict[tuple[int, int, int], Encoded] = {}
-CACHE_LIMIT = 64
+CACHE_LIMIT = 1024
+"""Encodings kept (a grid of the adaptive planner meets a few hundred relevances)."""
 TABLE_LIMIT = 500_000
 """Ways and uses kept in the table before it is started afresh (with the cache of
 relevances); a grid of the reference planners numbers a few thousand."""
@@ -292,9 +293,9 @@ def encoded(
     the adaptive planner revises its belief (a new relevance) every few decisions, so a
     relevance is encoded when it is used a second time.
 
-    ``harvest_owner``: an object that stands for ``harvest``'s contents (a never-revised
-    belief's origin: every copy of it has its own dict with the same contents), so one
-    encoding serves every episode planning with those rules."""
+    ``harvest_owner``: an object that stands for ``harvest``'s contents (the shared belief
+    a belief was copied from: every copy has its own dict with the same contents, which no
+    revision changes), so one encoding serves every episode whose relevance is shared."""
     owner = harvest if harvest_owner is None else harvest_owner
     key = (id(compiled), id(owner), id(fuels))
     hit = _CACHE.get(key)
@@ -329,7 +330,7 @@ def unit_costs(planner: Any, relevant: list[str]) -> dict[str, float] | None:
     reference should compute it (a relevance's first use: see ``encoded``)."""
     assert _core is not None
     belief = planner.b
-    enc = encoded(relevant, planner._compiled, belief.harvest, belief.rules.fuels, belief.origin)
+    enc = encoded(relevant, planner._compiled, belief.harvest, belief.rules.fuels, belief.root)
     if enc is None:
         return None
     table = _TABLE

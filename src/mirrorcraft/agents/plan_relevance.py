@@ -4,8 +4,8 @@ fuels and facilities.
 
 The planner settles unit costs only over these items (``Planner._unit_costs``). The walk
 depends only on the belief and the goal, so it is kept: shared by every episode whose
-belief was never revised (keyed by the belief's origin), and per revised belief and
-version otherwise.
+belief was copied from the same shared belief and went through the same revisions
+(``Belief.root`` and ``Belief.revisions``), and per belief and version otherwise.
 """
 
 from __future__ import annotations
@@ -22,13 +22,17 @@ from mirrorcraft.rules.ruleset import RuleSet
 Uses = dict[str, list[Use]]
 Compiled = tuple[dict[str, tuple[Entry, ...]], Uses]
 Relevance = tuple[list[str], Uses, Compiled]
-_SHARED: dict[tuple[int, tuple[str, ...]], tuple[object, Relevance]] = {}
-"""(id of a never-revised belief's origin, goal) -> (that origin, its relevance): shared
-by every episode planning with the same rules (the origin is kept, so its id cannot be
-reused while the entry is here)."""
+_SHARED: dict[tuple[int, tuple[Any, ...], tuple[str, ...]], tuple[object, Relevance]] = {}
+"""(id of the shared belief a belief was copied from, the revisions made to the copy since,
+goal) -> (that shared belief, the relevance): every episode planning with the same rules
+whose belief went through the same revisions gets the same relevance (the shared belief
+is kept, so its id cannot be reused while the entry is here)."""
 _OWN: dict[int, tuple[object, int, tuple[str, ...], Relevance]] = {}
-"""id of a revised belief -> (that belief, its version, goal, relevance)."""
+"""id of a belief not copied from a shared one -> (that belief, its version, goal,
+relevance)."""
 CACHE_LIMIT = 64
+SHARED_LIMIT = 1024
+"""Relevances kept by revision history: a grid of the adaptive planner meets a few hundred."""
 
 
 def relevance(
@@ -37,10 +41,11 @@ def relevance(
     """The relevant items (sorted), for each item the ways of relevant items using it (as
     ``plan_costs.Use``: the user first, then the compiled way), and the compiled ways that
     produce each relevant item together with those uses."""
-    origin = belief.origin
-    if origin is not None:
-        shared = _SHARED.get((id(origin), goal_items))
-        if shared is not None and shared[0] is origin:
+    root = belief.root
+    key = (id(root), belief.revisions, goal_items)
+    if root is not None:
+        shared = _SHARED.get(key)
+        if shared is not None and shared[0] is root:
             return shared[1]
     else:
         own = _OWN.get(id(belief))
@@ -80,10 +85,10 @@ def relevance(
     relevant = sorted(seen)
     found = dict(uses)
     entry: Relevance = (relevant, found, ({i: produced[i] for i in relevant}, found))
-    if origin is not None:
-        if len(_SHARED) > CACHE_LIMIT:
+    if root is not None:
+        if len(_SHARED) > SHARED_LIMIT:
             _SHARED.clear()
-        _SHARED[(id(origin), goal_items)] = (origin, entry)
+        _SHARED[key] = (root, entry)
     else:
         if len(_OWN) > CACHE_LIMIT:
             _OWN.clear()
