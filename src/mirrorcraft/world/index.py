@@ -10,7 +10,6 @@ finds them within a few blocks. Blocks the agent placed are tracked by the state
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -18,6 +17,7 @@ from numpy.typing import NDArray
 
 from mirrorcraft.world import census_native
 from mirrorcraft.world.generate import GeneratedWorld
+from mirrorcraft.world.index_windows import GROUP, Combined
 
 RARE_LIMIT = 40_000
 SECTION = 8
@@ -38,70 +38,6 @@ class Hit(NamedTuple):
         return float(self.d2**0.5)
 
 
-GROUP = 8
-
-
-@dataclass(frozen=True)
-class _Combined:
-    idx: NDArray[np.int64]
-    xs: NDArray[np.int32]
-    ys: NDArray[np.int32]
-    zs: NDArray[np.int32]
-    bid: NDArray[np.int32]
-    starts: NDArray[np.int64]
-    dims: tuple[int, int, int]
-    windows: dict[tuple[int, ...], _Window] = field(default_factory=dict, compare=False)
-
-    def near(self, x: int, yi: int, z: int, radius: float) -> _Window:
-        """The entries in the sections overlapping the cube of ``radius`` around (x, yi, z),
-        grouped by block id (cached per window: the body mostly moves within one)."""
-        sx, sz, sy = self.dims
-        r = int(np.ceil(radius))
-        key = (
-            max((x - r) // GROUP, 0),
-            min((x + r) // GROUP, sx - 1),
-            max((z - r) // GROUP, 0),
-            min((z + r) // GROUP, sz - 1),
-            max((yi - r) // GROUP, 0),
-            min((yi + r) // GROUP, sy - 1),
-        )
-        cached = self.windows.get(key)
-        if cached is not None:
-            return cached
-        ax0, ax1, cz0, cz1, gy0, gy1 = key
-        pieces = []
-        for a in range(ax0, ax1 + 1):
-            for c in range(cz0, cz1 + 1):
-                base = (a * sz + c) * sy
-                lo, hi = int(self.starts[base + gy0]), int(self.starts[base + gy1 + 1])
-                if hi > lo:
-                    pieces.append(np.arange(lo, hi))
-        pick = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
-        pick = pick[np.argsort(self.bid[pick], kind="stable")]
-        bids = self.bid[pick]
-        firsts = (
-            np.nonzero(np.r_[True, bids[1:] != bids[:-1]])[0]
-            if bids.size
-            else np.zeros(0, dtype=np.int64)
-        )
-        window = _Window(self.idx[pick], self.xs[pick], self.ys[pick], self.zs[pick], bids, firsts)
-        if len(self.windows) > 256:
-            self.windows.clear()
-        self.windows[key] = window
-        return window
-
-
-@dataclass(frozen=True)
-class _Window:
-    idx: NDArray[np.int64]
-    xs: NDArray[np.int32]
-    ys: NDArray[np.int32]
-    zs: NDArray[np.int32]
-    bid: NDArray[np.int32]
-    firsts: NDArray[np.int64]
-    """Start of each block id's run (entries are grouped by id)."""
-
-
 class BlockIndex:
     """Generated positions per block id; shared read-only by every episode of a world."""
 
@@ -116,7 +52,7 @@ class BlockIndex:
         starts = np.searchsorted(ids_sorted, present, side="left")
         ends = np.searchsorted(ids_sorted, present, side="right")
         self.counts: dict[int, int] = {}
-        self._combos: dict[frozenset[int], _Combined] = {}
+        self._combos: dict[frozenset[int], Combined] = {}
         self._luts: dict[frozenset[int], NDArray[np.bool_]] = {}
         self._common: dict[frozenset[int], list[int]] = {}
         """Per set of ids asked for together: the common ones, in the set's order."""
@@ -152,7 +88,7 @@ class BlockIndex:
             else None
         )
 
-    def _combined(self, ids: frozenset[int]) -> _Combined:
+    def _combined(self, ids: frozenset[int]) -> Combined:
         """The generated positions of several rare ids in one set of arrays, grouped by
         GROUP-block section (8) so that a query only reads the sections near the body (cached)."""
         cached = self._combos.get(ids)
@@ -173,7 +109,7 @@ class BlockIndex:
         key = (xs // GROUP) * (sz * sy) + (zs // GROUP) * sy + ys // GROUP
         order = np.argsort(key, kind="stable")
         starts = np.searchsorted(key[order], np.arange(sx * sz * sy + 1))
-        cached = _Combined(
+        cached = Combined(
             idx[order], xs[order], ys[order], zs[order], bid[order], starts, (sx, sz, sy)
         )
         self._combos[ids] = cached
