@@ -203,6 +203,8 @@ class ObservationBuilder:
         """Block id -> its nearest blocks (squared distance, position), nearest first, found
         from where the census stands; see ``_nearest_d2``."""
         self._skills = list(skill_specs())
+        self._ents_key: tuple[Any, ...] | None = None
+        self._ents: list[Nearby] = []
         self._nearby_made: dict[tuple[int, int], Nearby] = {}
         """(block id, squared distance) -> its entry (frozen, so shared between observations)."""
 
@@ -288,6 +290,28 @@ class ObservationBuilder:
         self._spares[bid] = [(h.d2, h.pos) for h in hits]
         return hits[0].d2 if hits else None
 
+    def _nearby_entities(self) -> list[Nearby]:
+        """Living mobs within the radius per type: nearest distance and how many (kept until
+        the body moves or a mob dies: mobs never move)."""
+        b = self.body
+        key = (b.pos, b.state.mobs_changed, len(b.state.mobs))
+        if key != self._ents_key:
+            r2 = b.config.observe_radius**2
+            ents: dict[str, list[int]] = {}
+            px, py, pz = b.pos
+            for mob in b.state.mobs:
+                if mob.alive:
+                    mx, my, mz = mob.pos
+                    d2 = (mx - px) ** 2 + (my - py) ** 2 + (mz - pz) ** 2
+                    if d2 <= r2:
+                        ents.setdefault(mob.type, []).append(d2)
+            self._ents = sorted(
+                (Nearby(t, _round(min(ds)), len(ds)) for t, ds in ents.items()),
+                key=lambda n: (n.distance, n.id),
+            )
+            self._ents_key = key
+        return list(self._ents)
+
     def _drop_piles(self) -> dict[tuple[int, int, int], dict[str, int]]:
         """Items on the ground by position (drops pile up where the body stood), kept up to
         date as drops are added; rebuilt when one was picked up."""
@@ -306,15 +330,7 @@ class ObservationBuilder:
         b = self.body
         blocks = self.nearby_blocks()
         facilities = [n for n in blocks if n.id in self._facilities]
-        r2 = b.config.observe_radius**2
-        ents: dict[str, list[int]] = {}
         px, py, pz = b.pos
-        for mob in b.state.mobs:
-            if mob.alive:
-                mx, my, mz = mob.pos
-                d2 = (mx - px) ** 2 + (my - py) ** 2 + (mz - pz) ** 2
-                if d2 <= r2:
-                    ents.setdefault(mob.type, []).append(d2)
         dr2 = b.config.drop_radius**2
         drops: dict[str, list[int]] = {}
         drop_counts: dict[str, int] = {}
@@ -351,10 +367,7 @@ class ObservationBuilder:
                 (Nearby(item, _round(min(ds)), drop_counts[item]) for item, ds in drops.items()),
                 key=lambda n: (n.distance, n.id),
             ),
-            nearby_entities=sorted(
-                (Nearby(t, _round(min(ds)), len(ds)) for t, ds in ents.items()),
-                key=lambda n: (n.distance, n.id),
-            ),
+            nearby_entities=self._nearby_entities(),
             facilities=facilities,
             last_result=last,
             budget=budget,

@@ -68,6 +68,8 @@ class WorldState:
     explored_regions: set[tuple[int, int]] = field(default_factory=set)
     drops_changed: int = 0
     """Bumped whenever a drop is changed or removed (appending one needs no bump)."""
+    mobs_changed: int = 0
+    """Bumped whenever a mob dies (mobs never move, and none are added during an episode)."""
     version: int = 0
     changes: deque[tuple[Pos, int, int]] = field(default_factory=lambda: deque(maxlen=CHANGE_LOG))
     """The latest block changes (position, old id, new id); the last one is at ``version``."""

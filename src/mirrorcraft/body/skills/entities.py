@@ -115,6 +115,7 @@ def attack(body: Body, args: Mapping[str, Any]) -> ActionResult:
         weapon = _fight(body, mob, weapon)
         mob.alive = False
         body.state.version += 1
+        body.state.mobs_changed += 1
         drops.extend(body.roll_entity(mob.type, mob.id, used, mob.variant))
         killed += 1
     if killed == 0:
