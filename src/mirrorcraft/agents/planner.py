@@ -304,7 +304,8 @@ class Planner:
             c = self._method_cost(m, item, n)
             if c < INF:
                 out.append((c, m))
-        out.sort(key=lambda cm: (cm[0], _method_name(cm[1])))
+        if len(out) > 1:
+            out.sort(key=lambda cm: (cm[0], _method_name(cm[1])))
         return out
 
     def _method_cost(self, m: Any, item: str, n: int) -> float:
@@ -314,8 +315,16 @@ class Planner:
                 return INF
             k = math.ceil(n / q)
             total = k + self.station_cost(m.station)
+            inv_get, unit_get = self.inv.get, self.unit.get
             for cell, qty in m.inputs.items():
-                total += min((self.cost(i, qty * k) for i in sorted(cell)), default=INF)
+                want = qty * k
+                best = INF  # the cheapest alternative, as ``cost(i, want)`` gives each
+                for i in cell:
+                    need = want - inv_get(i, 0)
+                    c = 0.0 if need <= 0 else unit_get(i, INF) * need
+                    if c < best:
+                        best = c
+                total += best
                 if total >= INF:
                     return INF
             return total
