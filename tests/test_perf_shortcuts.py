@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -384,3 +385,41 @@ def test_canonical_drops_of_one_stack_equal_the_merged_form() -> None:
     for n in range(200):
         stacks = [rng.choice(pool).with_count(rng.randint(0, 3)) for _ in range(n % 4)]
         assert canon_stacks(stacks) == long_way(stacks)
+
+
+def test_records_written_from_encoded_steps_equal_the_long_way(tmp_path: Path) -> None:
+    """A worker sends its trace encoded (``encode_step``) and the store writes a record
+    without ``asdict``: the stored texts are what ``json.dumps`` of ``to_json()`` gives."""
+    import json
+    from dataclasses import dataclass
+
+    from mirrorcraft.runner.records import EncodedStep, StepRecord, encode_step, json_default
+    from mirrorcraft.runner.store import ResultStore
+    from tests.test_analysis_helpers import make_record
+
+    @dataclass
+    class Odd:  # an agent may send a dataclass as (part of) its action
+        block: str
+        count: int
+
+    record = make_record(rules="M02", encounters=[(1, "recipes/minecraft:torch")], score=3)
+    record.memory = {"calls": {"plan": 2}, "sizes": [1, (2, 3)]}
+    steps = [
+        StepRecord(record.episode_id, i, a, "t", {"ok": True}, {"dirt": i}, [1, 2, 3], i, [], [])
+        for i, a in enumerate([{"skill": "wait"}, Odd("stone", 2), {"args": (1, 2)}], 1)
+    ]
+    assert record.json_text() == json.dumps(record.to_json(), sort_keys=True)
+    for s in steps:
+        long_way = json.dumps(s.to_json(), sort_keys=True, default=json_default)
+        assert encode_step(s) == EncodedStep(s.episode_id, s.step, long_way)
+    stored = []
+    for i, trace in enumerate([steps, [encode_step(s) for s in steps]]):
+        with ResultStore(tmp_path / f"r{i}.sqlite") as store:
+            store.write_episode(record, trace)
+            stored.append(
+                (
+                    list(store.db.execute("SELECT * FROM episodes")),
+                    list(store.db.execute("SELECT * FROM steps ORDER BY step")),
+                )
+            )
+    assert stored[0] == stored[1] and len(stored[0][1]) == 3

@@ -22,7 +22,7 @@ from mirrorcraft.datapack.suites import find_suite, load_manifest_file, rule_she
 from mirrorcraft.evaluator.tasks import get_task
 from mirrorcraft.faults import Fault, InfrastructureFault
 from mirrorcraft.runner.episode import EpisodeSpec, run_episode
-from mirrorcraft.runner.records import StepRecord
+from mirrorcraft.runner.records import StepRecord, encode_step
 from mirrorcraft.runner.spec import EpisodeCondition, ExperimentSpec
 from mirrorcraft.world.registry import load_world
 
@@ -188,8 +188,14 @@ def _load_memory(agent: Any, memory: MemoryPlan | None) -> int:
 
 
 def run_job(job: Job) -> tuple[str, Any]:
-    """Run one episode in this process (for the worker pool)."""
-    return asyncio.run(run_job_async(job))
+    """Run one episode in this process (for the worker pool). The trace comes back encoded
+    as the store writes it (``records.encode_step``): sending text is cheaper than sending
+    step objects, and the parent process then has nothing to encode."""
+    kind, payload = asyncio.run(run_job_async(job))
+    if kind == "ok":
+        record, steps, *rest = payload
+        payload = (record, [encode_step(s) for s in steps], *rest)
+    return kind, payload
 
 
 def plan_jobs(

@@ -8,8 +8,9 @@ files of ``EpisodeRecord.to_json()`` objects are the documented exchange format
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field, is_dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 SCHEMA_VERSION = 1
 
@@ -98,6 +99,14 @@ class EpisodeRecord:
         doc["is_mirror"] = self.is_mirror
         return doc
 
+    def json_text(self) -> str:
+        """The text the store keeps: ``json.dumps(self.to_json(), sort_keys=True)``, made
+        without ``asdict``'s deep copy (``json_default`` turns the encounters into the
+        same dicts)."""
+        doc = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        doc["is_mirror"] = self.is_mirror
+        return json.dumps(doc, sort_keys=True, default=json_default)
+
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> EpisodeRecord:
         data = dict(doc)
@@ -134,6 +143,23 @@ class StepRecord:
 
 
 _STEP_FIELDS = tuple(StepRecord.__dataclass_fields__)
+
+
+class EncodedStep(NamedTuple):
+    """A step as the store writes it, its JSON text made where the episode ran: a worker
+    sends these instead of ``StepRecord`` objects, so the parent process (which competes
+    with the workers for the cores) neither unpickles nor encodes the trace."""
+
+    episode_id: str
+    step: int
+    text: str
+
+
+def encode_step(step: StepRecord | EncodedStep) -> EncodedStep:
+    if isinstance(step, EncodedStep):
+        return step
+    text = json.dumps(step.to_json(), sort_keys=True, default=json_default)
+    return EncodedStep(step.episode_id, step.step, text)
 
 
 def json_default(value: Any) -> Any:

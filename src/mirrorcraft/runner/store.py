@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mirrorcraft.redact import redact_text
-from mirrorcraft.runner.records import EpisodeRecord, StepRecord, json_default
+from mirrorcraft.runner.records import EncodedStep, EpisodeRecord, StepRecord, encode_step
 from mirrorcraft.safeload import parse_json
 
 SCHEMA = """
@@ -178,8 +178,11 @@ class ResultStore:
                 (key, json.dumps(value, sort_keys=True)),
             )
 
-    def write_episode(self, record: EpisodeRecord, steps: Sequence[StepRecord]) -> None:
+    def write_episode(
+        self, record: EpisodeRecord, steps: Sequence[StepRecord | EncodedStep]
+    ) -> None:
         """Write an evaluated episode and its trace atomically (replacing an earlier attempt).
+        The steps may come encoded already (``records.encode_step``, done by a worker).
 
         An evaluated episode already stored under this id (a rerun allowed by
         ``--allow-changed-spec``) is moved to ``superseded`` with its steps first."""
@@ -203,19 +206,9 @@ class ResultStore:
             self.db.execute("DELETE FROM steps WHERE episode_id = ?", (record.episode_id,))
             self.db.execute(
                 "INSERT OR REPLACE INTO episodes VALUES (?, ?, ?)",
-                (record.episode_id, OK, json.dumps(record.to_json(), sort_keys=True)),
+                (record.episode_id, OK, record.json_text()),
             )
-            self.db.executemany(
-                "INSERT INTO steps VALUES (?, ?, ?)",
-                [
-                    (
-                        s.episode_id,
-                        s.step,
-                        json.dumps(s.to_json(), sort_keys=True, default=json_default),
-                    )
-                    for s in steps
-                ],
-            )
+            self.db.executemany("INSERT INTO steps VALUES (?, ?, ?)", map(encode_step, steps))
 
     def write_fault(
         self,
