@@ -218,6 +218,49 @@ def test_k_nearest_finds_placed_blocks_and_forgets_dug_ones() -> None:
 
 
 @needs_core
+@pytest.mark.parametrize("world_id", ["plains-1", "taiga-2"])
+def test_straight_line_matches_the_reference(world_id: str) -> None:
+    """``_line_approach`` through the compiled core (a ``Clearable``) and in Python give
+    the same way or the same block in the way, over random lines through dug and filled
+    worlds, reaches, dig caps (negative ones too) and tool sets."""
+    from mirrorcraft.body.paths import Clearable, _line_approach, _line_approach_py
+    from mirrorcraft.world.registry import load_world
+    from mirrorcraft.world.state import WorldState
+
+    rng = random.Random(11)
+    state = WorldState.fresh(load_world(world_id))
+    names = state.loaded.world.palette.names
+    ids = sorted(b for b in state.index.counts if b != 0)
+    sx, sz, sy = state.grid.shape
+    kinds = {"ways": 0, "blocked": 0, "too_far": 0}
+    for case in range(400):
+        for _ in range(20):
+            p = (rng.randrange(sx), rng.randrange(sy) + state.min_y, rng.randrange(sz))
+            state.set_block(p, names[rng.choice([0, 0, 0, *ids])])
+        hard = frozenset(rng.sample(ids, rng.randrange(0, 4)))  # ids no owned tool clears
+
+        def ask(name: str, hard: frozenset[int] = hard) -> bool:
+            return state.loaded.world.palette.ids[name] not in hard
+
+        def point() -> tuple[int, int, int]:
+            x, z = rng.randrange(-2, sx + 2), rng.randrange(-2, sz + 2)
+            top = state.surface_y(min(max(x, 0), sx - 1), min(max(z, 0), sz - 1))
+            return (x, top + rng.randrange(-12, 4), z)
+
+        start, target = point(), point()
+        if case % 5 == 0:  # short lines, as most are
+            target = tuple(v + rng.randrange(-6, 7) for v in start)  # type: ignore[assignment]
+        reach = rng.choice([0, 1, 2, 4.5, 6])
+        cap = rng.choice([-1, 0, 1, 3, 10, 1000])
+        got = _line_approach(state, start, target, reach, Clearable(ask), cap)
+        want = _line_approach_py(state, start, target, reach, ask, cap)
+        assert got == want, (case, start, target, reach, cap)
+        kind = "ways" if not hasattr(want, "too_far") else "too_far" if want.too_far else "blocked"  # type: ignore[union-attr]
+        kinds[kind] += 1
+    assert min(kinds.values()) > 10, kinds  # every outcome was met
+
+
+@needs_core
 def test_census_sees_a_block_placed_far_from_every_generated_one() -> None:
     """A block of an id the nearby sections never held is found through the placed list
     (the section table is the generated world's)."""

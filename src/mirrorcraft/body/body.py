@@ -19,7 +19,7 @@ from mirrorcraft.body.blockstate import block_state, is_two_high, partner
 from mirrorcraft.body.config import BodyConfig
 from mirrorcraft.body.events import EventSink, NullSink, RuleApplication
 from mirrorcraft.body.inventory import Inventory, Key, delta, stack_of
-from mirrorcraft.body.paths import Approach, Blocked, plan_approach, settle
+from mirrorcraft.body.paths import Approach, Blocked, Clearable, plan_approach, settle
 from mirrorcraft.body.results import ActionResult
 from mirrorcraft.body.wear import Worn, apply_wear, copies, survives, unbreaking_level
 from mirrorcraft.rules.items import ItemStack
@@ -116,6 +116,8 @@ class Body:
         self._best_cache: dict[str, str | None] = {}
         self._clear_cache: dict[str, bool] = {}
         self._clear_tools: frozenset[str] | None = None
+        self._clearable_for: frozenset[str] | None = None
+        self._clearable_now: Clearable | None = None
         self.signature: tuple[str, ...] = ()
         self.broken: list[str] = []
         """Tools that broke in the current skill call (its result reports them)."""
@@ -359,9 +361,18 @@ class Body:
             self.pos,
             target,
             self.config.reach if reach is None else reach,
-            self.can_clear,
+            self._clearable(),
             PLAN_DIG_CAP,
         )
+
+    def _clearable(self) -> Clearable:
+        """``can_clear`` with its answers kept by block id, for the owned tools of now."""
+        key = self._tool_key()
+        now = self._clearable_now
+        if now is None or self._clearable_for is not key:
+            now = self._clearable_now = Clearable(self.can_clear)
+            self._clearable_for = key
+        return now
 
     def walk(self, plan: Approach, sub: str) -> Walked:
         """Dig the planned way (collecting what drops) and move to its end.

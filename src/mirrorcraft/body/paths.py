@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mirrorcraft.world import census_native
 from mirrorcraft.world.index import Pos
 from mirrorcraft.world.state import WorldState
 
@@ -59,6 +60,20 @@ class Blocked:
     too_far: bool = False
 
 
+class Clearable:
+    """A ``can_clear`` that also keeps its answers by block id (-1: not asked yet), for the
+    compiled straight line. It must answer for one fixed set of owned tools."""
+
+    __slots__ = ("ask", "table")
+
+    def __init__(self, ask: Callable[[str], bool]):
+        self.ask = ask
+        self.table = np.full(65536, -1, dtype=np.int8)
+
+    def __call__(self, name: str) -> bool:
+        return self.ask(name)
+
+
 def _line_approach(
     state: WorldState,
     start: Pos,
@@ -67,7 +82,47 @@ def _line_approach(
     can_clear: Callable[[str], bool],
     max_digs: int,
 ) -> Approach | Blocked:
-    """Walk the straight line until within reach; the rest of the line must be clear to see."""
+    """Walk the straight line until within reach; the rest of the line must be clear to see.
+
+    In C (``census_native.line_approach``) when the compiled core is built and
+    ``can_clear`` is a ``Clearable``; ``_line_approach_py`` is the reference."""
+    if (
+        isinstance(can_clear, Clearable)
+        and census_native.ENABLED
+        and state.grid.dtype == np.uint16
+        and state.grid.flags.c_contiguous
+        and state.grid.shape[0] == state.grid.shape[1] == state.size
+    ):
+        return _line_approach_native(state, start, target, reach, can_clear, max_digs)
+    return _line_approach_py(state, start, target, reach, can_clear, max_digs)
+
+
+def _line_approach_native(
+    state: WorldState, start: Pos, target: Pos, reach: float, clear: Clearable, max_digs: int
+) -> Approach | Blocked:
+    names = state.loaded.world.palette.names
+    passable = census_native.passable_table(state.passable_ids)
+    while True:
+        status, stand, dug, at, bid = census_native.line_approach(
+            state.grid, state.min_y, start, target, reach * reach, passable, clear.table, max_digs
+        )
+        if status != 3:
+            break
+        clear.table[bid] = 1 if clear(names[bid]) else 0  # asked once, then the walk again
+    if status == 0:
+        return Approach(stand, tuple(c for c, _f in dug), tuple(f for _c, f in dug))
+    return Blocked(at, names[bid], too_far=status == 2)
+
+
+def _line_approach_py(
+    state: WorldState,
+    start: Pos,
+    target: Pos,
+    reach: float,
+    can_clear: Callable[[str], bool],
+    max_digs: int,
+) -> Approach | Blocked:
+    """``_line_approach`` in Python: the reference."""
     reach2 = reach * reach
     passable = state.passable_ids
     names = state.loaded.world.palette.names

@@ -455,11 +455,114 @@ done:
     return result;
 }
 
+/* ``body/paths.py: _line_approach``, exactly: walk the 3-D Bresenham line from ``start``
+ * towards ``target`` while out of reach (squared distance > reach2), checking each cell
+ * and the one above it (the body is two blocks tall); once in reach only the line's cells
+ * are checked (the rest of the line must be clear to see). A cell out of the world, the
+ * target, a cell already checked or a passable one needs nothing; any other is dug if
+ * ``clear[id]`` is 1 and blocks the way if it is 0; -1 (not known yet) stops the walk
+ * and asks the caller, who fills it in and calls again.
+ * Returns (status, stand x, y, z, digs, cell x, y, z, id): status 0 a way (its digs and
+ * where the body stood for each written to ``out``), 1 blocked at the cell, 2 blocked
+ * there as too many digs, 3 asking about the id. */
+static PyObject *line_approach(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer grid = {0}, passable_buf = {0}, clear_buf = {0}, out = {0};
+    Py_ssize_t sx, sz, sy, max_digs;
+    long long min_y, x0, y0, z0, tx, ty, tz;
+    double reach2;
+    if (!PyArg_ParseTuple(args, "y*nnnLLLLLLLdy*y*nw*", &grid, &sx, &sz, &sy, &min_y, &x0, &y0,
+                          &z0, &tx, &ty, &tz, &reach2, &passable_buf, &clear_buf, &max_digs,
+                          &out))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *seen = NULL;
+    int64_t dx = llabs(tx - x0), dy = llabs(ty - y0), dz = llabs(tz - z0);
+    int64_t n = dx > dy ? dx : dy;
+    if (dz > n) n = dz;
+    /* rows of ``out`` needed: at most one dig past ``max_digs``, and at most two per cell */
+    int64_t rows = (max_digs < 0 ? 0 : max_digs) < 2 * n ? (max_digs < 0 ? 0 : max_digs) : 2 * n;
+    if (grid.len < (Py_ssize_t)(sizeof(uint16_t) * (size_t)(sx * sz * sy)) ||
+        passable_buf.len < 65536 || clear_buf.len < 65536 ||
+        out.len < (Py_ssize_t)(sizeof(int64_t) * 6 * (size_t)(rows + 1))) {
+        PyErr_SetString(PyExc_ValueError, "line_approach: arrays of the wrong size");
+        goto done;
+    }
+    const uint16_t *g = grid.buf;
+    const uint8_t *passable = passable_buf.buf;
+    const int8_t *clear = clear_buf.buf;
+    int64_t *o = out.buf;
+    seen = malloc(sizeof(int64_t) * 3 * (size_t)(2 * n + 2));
+    if (!seen) { PyErr_NoMemory(); goto done; }
+    int64_t nseen = 0, ndigs = 0;
+    int64_t stepx = tx > x0 ? 1 : -1, stepy = ty > y0 ? 1 : -1, stepz = tz > z0 ? 1 : -1;
+    int64_t x = x0, y = y0, z = z0, ex = n / 2, ey = n / 2, ez = n / 2;
+    int64_t stand[3] = {x0, y0, z0};
+    int walking = 1;
+    int status = 0;
+    int64_t at[3] = {0, 0, 0}, at_id = 0;
+    for (int64_t i = 0; i < n; i++) {
+        ex -= dx;
+        ey -= dy;
+        ez -= dz;
+        if (ex < 0) { ex += n; x += stepx; }
+        if (ey < 0) { ey += n; y += stepy; }
+        if (ez < 0) { ez += n; z += stepz; }
+        if (x == tx && y == ty && z == tz) break;
+        if (walking) {
+            int64_t ax = stand[0] - tx, ay = stand[1] - ty, az = stand[2] - tz;
+            walking = (double)(ax * ax + ay * ay + az * az) > reach2;
+        }
+        for (int k = 0; k < (walking ? 2 : 1); k++) {
+            int64_t cx = x, cy = y + k, cz = z;
+            if (cx == tx && cy == ty && cz == tz) continue;
+            int dup = 0;
+            for (int64_t j = 0; j < nseen && !dup; j++)
+                dup = seen[3 * j] == cx && seen[3 * j + 1] == cy && seen[3 * j + 2] == cz;
+            if (dup) continue;
+            if (!(0 <= cx && cx < sx && 0 <= cz && cz < sz && min_y <= cy && cy < min_y + sy))
+                continue;
+            seen[3 * nseen] = cx;
+            seen[3 * nseen + 1] = cy;
+            seen[3 * nseen + 2] = cz;
+            nseen++;
+            uint16_t bid = g[(cx * sz + cz) * sy + (cy - min_y)];
+            if (passable[bid]) continue;
+            at[0] = cx, at[1] = cy, at[2] = cz, at_id = bid;
+            if (clear[bid] < 0) { status = 3; goto finish; }
+            if (clear[bid] == 0) { status = 1; goto finish; }
+            int64_t *row = o + 6 * ndigs;
+            row[0] = cx, row[1] = cy, row[2] = cz;
+            row[3] = stand[0], row[4] = stand[1], row[5] = stand[2];
+            ndigs++;
+            if (ndigs > max_digs) { status = 2; goto finish; }
+        }
+        if (walking) {
+            stand[0] = x;
+            stand[1] = y;
+            stand[2] = z;
+        }
+    }
+finish:
+    result = Py_BuildValue("(iLLLLLLLL)", status, (long long)stand[0], (long long)stand[1],
+                           (long long)stand[2], (long long)ndigs, (long long)at[0],
+                           (long long)at[1], (long long)at[2], (long long)at_id);
+done:
+    free(seen);
+    PyBuffer_Release(&grid);
+    PyBuffer_Release(&passable_buf);
+    PyBuffer_Release(&clear_buf);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"census", census, METH_VARARGS,
      "Nearest squared distance per wanted id (see world/census_native.py)."},
     {"nearest", nearest, METH_VARARGS,
      "The k nearest generated blocks of the wanted ids (see world/census_native.py)."},
+    {"line_approach", line_approach, METH_VARARGS,
+     "The straight way towards a target and what must be dug on it (see body/paths.py)."},
     {NULL, NULL, 0, NULL},
 };
 

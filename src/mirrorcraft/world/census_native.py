@@ -245,3 +245,47 @@ def generated_k_nearest(
         (rows[i], (rows[i + 1], rows[i + 2] + min_y, rows[i + 3]), rows[i + 4])
         for i in range(0, 5 * n, 5)
     ]
+
+
+PASSABLE: dict[int, tuple[object, NDArray[np.uint8]]] = {}
+"""id of a set of passable block ids -> (that set, a table by block id: 1 passable)."""
+
+
+def passable_table(passable: frozenset[int]) -> NDArray[np.uint8]:
+    hit = PASSABLE.get(id(passable))
+    if hit is None or hit[0] is not passable:
+        table = np.zeros(65536, dtype=np.uint8)
+        table[[b for b in passable if 0 <= b < 65536]] = 1
+        if len(PASSABLE) > 64:
+            PASSABLE.clear()
+        hit = PASSABLE[id(passable)] = (passable, table)
+    return hit[1]
+
+
+def line_approach(
+    grid: NDArray[np.uint16],
+    min_y: int,
+    start: Pos,
+    target: Pos,
+    reach2: float,
+    passable: NDArray[np.uint8],
+    clear: NDArray[np.int8],
+    max_digs: int,
+) -> tuple[int, Pos, list[tuple[Pos, Pos]], Pos, int]:
+    """``body/paths.py: _line_approach`` in C: (status, where the body stands, (dug cell,
+    where the body stood) per dig, the cell it stopped at, that cell's id). Status 0: a
+    way; 1: blocked; 2: blocked, too many digs; 3: ``clear`` does not know the id yet."""
+    assert _core is not None
+    n = max(abs(target[0] - start[0]), abs(target[1] - start[1]), abs(target[2] - start[2]))
+    rows = min(max(max_digs, 0), 2 * n) + 1
+    out = np.empty(6 * rows, dtype=np.int64)
+    sx, sz, sy = grid.shape
+    status, x, y, z, digs, ax, ay, az, aid = _core.line_approach(
+        grid, sx, sz, sy, min_y, *start, *target, float(reach2), passable, clear, max_digs, out
+    )
+    flat = out[: 6 * digs].tolist()
+    dug = [
+        ((flat[i], flat[i + 1], flat[i + 2]), (flat[i + 3], flat[i + 4], flat[i + 5]))
+        for i in range(0, 6 * digs, 6)
+    ]
+    return status, (x, y, z), dug, (ax, ay, az), aid
