@@ -369,7 +369,7 @@ class Body:
         """``can_clear`` with its answers kept by block id, for the owned tools of now."""
         key = self._tool_key()
         now = self._clearable_now
-        if now is None or self._clearable_for is not key:
+        if now is None or self._clearable_for != key:
             now = self._clearable_now = Clearable(self.can_clear)
             self._clearable_for = key
         return now

@@ -320,7 +320,7 @@ class BlockIndex:
             found = census_native.generated_k_nearest(
                 bits, self.min_y, grid, ids, pos, radius, k, horizontal_only
             )
-            hits = [Hit(d2, p, b) for d2, p, b in found]
+            hits = list(map(Hit._make, found))  # (a named tuple's own __new__ is slower)
             extra = self._placed_hits(grid, placed, ids, pos, radius, horizontal_only)
             if not extra:  # the compiled search's hits come sorted, each block once
                 return hits
