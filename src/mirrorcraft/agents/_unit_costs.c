@@ -157,14 +157,18 @@ static PyObject *unit_costs(PyObject *self, PyObject *args) {
     Py_buffer b[NBUF];
     Py_ssize_t n_relevant, n_items;
     long long fuel_ticks;
+    PyObject *names = NULL;
     memset(b, 0, sizeof(b));
     if (!PyArg_ParseTuple(
-            args, "nnL" "y*y*y*y*y*y*y*y*y*y*" "y*y*y*y*y*y*y*y*y*y*" "y*y*y*y*y*y*y*y*y*",
+            args, "nnL" "y*y*y*y*y*y*y*y*y*y*" "y*y*y*y*y*y*y*y*y*y*" "y*y*y*y*y*y*y*y*y*" "|O!",
             &n_relevant, &n_items, &fuel_ticks,
             &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8], &b[9],
             &b[10], &b[11], &b[12], &b[13], &b[14], &b[15], &b[16], &b[17], &b[18], &b[19],
-            &b[20], &b[21], &b[22], &b[23], &b[24], &b[25], &b[26], &b[27], &b[28]))
+            &b[20], &b[21], &b[22], &b[23], &b[24], &b[25], &b[26], &b[27], &b[28],
+            &PyList_Type, &names))
         return NULL;
+    /* With ``names`` (the relevant items' names, in order) the result is a dict name ->
+     * cost instead of the list of costs. */
     /* The ways (plan_native._Table.arrays): 0 kind 1 station 2 a 3 b 4 c 5 d 6 e 7 pair_hi
      *   8 base 9 cell_one 10 cell_n 11 cell_lo 12 cell_hi 13 citems 14 pair_f 15 pair_m
      *   16 station_item
@@ -249,6 +253,24 @@ static PyObject *unit_costs(PyObject *self, PyObject *args) {
                 heap_push(heap, &heap_n, nd);
             }
         }
+    }
+    if (names != NULL) {
+        if (PyList_GET_SIZE(names) != n_relevant) {
+            PyErr_SetString(PyExc_ValueError, "unit_costs: one name per relevant item");
+            goto done;
+        }
+        result = PyDict_New();
+        if (!result) goto done;
+        for (Py_ssize_t r = 0; r < n_relevant; r++) {
+            PyObject *f = PyFloat_FromDouble(unit[rel[r]]);
+            if (!f || PyDict_SetItem(result, PyList_GET_ITEM(names, r), f) < 0) {
+                Py_XDECREF(f);
+                Py_CLEAR(result);
+                goto done;
+            }
+            Py_DECREF(f);
+        }
+        goto done;
     }
     result = PyList_New(n_relevant);
     if (!result) goto done;

@@ -365,5 +365,7 @@ def unit_costs(planner: Any, relevant: list[str]) -> dict[str, float] | None:
         fixed,
         free,
         explore,
+        enc.relevant,
     )
-    return dict(zip(enc.relevant, values, strict=True))
+    assert isinstance(values, dict)
+    return values

@@ -20,13 +20,26 @@ NEVER_TARGETS = frozenset({"player"})
 
 def entity_types(body: Body) -> frozenset[str]:
     """Living-entity ids the body knows: those with loot tables, plus those in the world."""
-    from_tables = {
-        loc.split("/", 1)[1]
-        for loc in body.rules.loot_tables
-        if loc.startswith("minecraft:entities/")
-    }
     in_world = {m.type for m in body.state.mobs}
-    return frozenset({t.split("/")[0] for t in from_tables} | in_world | {"villager"})
+    return _with_tables(body.rules.loot_tables) | in_world | {"villager"}
+
+
+_TABLE_ENTITIES: dict[int, tuple[object, frozenset[str]]] = {}
+
+
+def _with_tables(tables: Mapping[str, object]) -> frozenset[str]:
+    """The entity ids a rule set's loot tables name (kept per rule set's table map)."""
+    hit = _TABLE_ENTITIES.get(id(tables))
+    if hit is None or hit[0] is not tables:
+        names = frozenset(
+            loc.split("/", 1)[1].split("/")[0]
+            for loc in tables
+            if loc.startswith("minecraft:entities/")
+        )
+        if len(_TABLE_ENTITIES) > 64:
+            _TABLE_ENTITIES.clear()
+        hit = _TABLE_ENTITIES[id(tables)] = (tables, names)
+    return hit[1]
 
 
 def nearest_mobs(body: Body, mob_type: str, radius: float) -> list[tuple[int, Mob]]:
