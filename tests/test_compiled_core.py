@@ -252,12 +252,17 @@ def test_straight_line_matches_the_reference(world_id: str) -> None:
             target = tuple(v + rng.randrange(-6, 7) for v in start)  # type: ignore[assignment]
         reach = rng.choice([0, 1, 2, 4.5, 6])
         cap = rng.choice([-1, 0, 1, 3, 10, 1000])
-        got = _line_approach(state, start, target, reach, Clearable(ask), cap)
+        got = _line_approach(state, start, target, reach, Clearable(ask, len(names)), cap)
         want = _line_approach_py(state, start, target, reach, ask, cap)
         assert got == want, (case, start, target, reach, cap)
         kind = "ways" if not hasattr(want, "too_far") else "too_far" if want.too_far else "blocked"  # type: ignore[union-attr]
         kinds[kind] += 1
     assert min(kinds.values()) > 10, kinds  # every outcome was met
+    # A table shorter than the palette is refused, not read past its end.
+    x, z = sx // 2, sz // 2
+    start, target = (x, state.surface_y(x, z) - 6, z), (x + 9, state.surface_y(x, z) - 6, z)
+    with pytest.raises(ValueError, match="past the table"):
+        _line_approach(state, start, target, 1, Clearable(lambda _n: True, 1), 100)
 
 
 @needs_core

@@ -370,7 +370,8 @@ class Body:
         key = self._tool_key()
         now = self._clearable_now
         if now is None or self._clearable_for != key:
-            now = self._clearable_now = Clearable(self.can_clear)
+            ids = len(self.state.loaded.world.palette.names)
+            now = self._clearable_now = Clearable(self.can_clear, ids)
             self._clearable_for = key
         return now
 

@@ -66,9 +66,10 @@ class Clearable:
 
     __slots__ = ("ask", "table")
 
-    def __init__(self, ask: Callable[[str], bool]):
+    def __init__(self, ask: Callable[[str], bool], ids: int):
         self.ask = ask
-        self.table = np.full(65536, -1, dtype=np.int8)
+        self.table = np.full(ids, -1, dtype=np.int8)
+        """By block id of the world's palette (``ids`` of them)."""
 
     def __call__(self, name: str) -> bool:
         return self.ask(name)

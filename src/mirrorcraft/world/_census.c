@@ -461,7 +461,8 @@ done:
  * are checked (the rest of the line must be clear to see). A cell out of the world, the
  * target, a cell already checked or a passable one needs nothing; any other is dug if
  * ``clear[id]`` is 1 and blocks the way if it is 0; -1 (not known yet) stops the walk
- * and asks the caller, who fills it in and calls again.
+ * and asks the caller, who fills it in and calls again (``clear`` has an entry per id of
+ * the world's palette; an id past it is a ValueError).
  * Returns (status, stand x, y, z, digs, cell x, y, z, id): status 0 a way (its digs and
  * where the body stood for each written to ``out``), 1 blocked at the cell, 2 blocked
  * there as too many digs, 3 asking about the id. */
@@ -483,7 +484,7 @@ static PyObject *line_approach(PyObject *self, PyObject *args) {
     /* rows of ``out`` needed: at most one dig past ``max_digs``, and at most two per cell */
     int64_t rows = (max_digs < 0 ? 0 : max_digs) < 2 * n ? (max_digs < 0 ? 0 : max_digs) : 2 * n;
     if (grid.len < (Py_ssize_t)(sizeof(uint16_t) * (size_t)(sx * sz * sy)) ||
-        passable_buf.len < 65536 || clear_buf.len < 65536 ||
+        passable_buf.len < 65536 ||
         out.len < (Py_ssize_t)(sizeof(int64_t) * 6 * (size_t)(rows + 1))) {
         PyErr_SetString(PyExc_ValueError, "line_approach: arrays of the wrong size");
         goto done;
@@ -529,6 +530,10 @@ static PyObject *line_approach(PyObject *self, PyObject *args) {
             uint16_t bid = g[(cx * sz + cz) * sy + (cy - min_y)];
             if (passable[bid]) continue;
             at[0] = cx, at[1] = cy, at[2] = cz, at_id = bid;
+            if (bid >= clear_buf.len) {
+                PyErr_SetString(PyExc_ValueError, "line_approach: a block id past the table");
+                goto done;
+            }
             if (clear[bid] < 0) { status = 3; goto finish; }
             if (clear[bid] == 0) { status = 1; goto finish; }
             int64_t *row = o + 6 * ndigs;
