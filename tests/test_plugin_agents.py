@@ -356,3 +356,52 @@ def test_the_adapter_passes_decisions_through() -> None:
     assert steps[0].thought == "thinking" and record.model_calls == 0
     assert adapter.template_hashes == {} and adapter.memory_stats() == {}
     assert not adapter.cross_episode_memory and vanilla is not None
+
+
+def test_an_action_that_is_not_json_is_stored_as_its_repr_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    """An agent whose actions hold a set: the episode runs (the body reads what it can),
+    the step is stored with the action's repr, and no worker dies or run crashes."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "oddagent.py").write_text(
+        textwrap.dedent(
+            """
+            from mirrorcraft.agents.base import Decision
+
+            class OddAgent:
+                name = "odd"
+                cross_episode_memory = False
+
+                def start(self, ctx):
+                    self.n = 0
+
+                async def act(self, obs):
+                    self.n += 1
+                    if self.n > 3:
+                        return None
+                    return Decision({"skill": "wait", "args": {"ticks": 20}, "x": {1, 2}}, "odd")
+
+                def finish(self, obs):
+                    return None
+            """
+        )
+    )
+    spec = write_spec(
+        tmp_path / "odd.yaml", spec_doc("odd", rules=["vanilla"], agents=["oddagent:OddAgent"])
+    )
+    out = tmp_path / "out"
+    done = mc("run", str(spec), "--out", str(out), "--workers", "2", path=[package])
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    records = list(ok_records(out / "results.sqlite").values())
+    assert len(records) == 1 and records[0]["termination"] == "no_action"
+    import sqlite3
+
+    with sqlite3.connect(out / "results.sqlite") as db:
+        steps = [json.loads(t) for (t,) in db.execute("SELECT record FROM steps ORDER BY step")]
+    assert len(steps) == 3
+    assert steps[0]["action"] == {
+        "unencodable_action": "{'skill': 'wait', 'args': {'ticks': 20}, 'x': {1, 2}}"
+    }

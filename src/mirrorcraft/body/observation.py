@@ -19,8 +19,9 @@ from mirrorcraft.body.results import ActionResult
 from mirrorcraft.body.wear import durability_view
 
 SPARES = 16
-NEARBY_KEPT = 4096
 """How many nearest blocks of an id the census keeps when it looks one up again."""
+NEARBY_KEPT = 4096
+"""Nearby-block entries an observation builder keeps for reuse (then it starts afresh)."""
 
 
 @dataclass(frozen=True)

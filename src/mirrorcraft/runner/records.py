@@ -156,10 +156,26 @@ class EncodedStep(NamedTuple):
 
 
 def encode_step(step: StepRecord | EncodedStep) -> EncodedStep:
+    """The step's JSON text. What the agent sent (its action and thought) is kept as it
+    was; when that is not JSON (a set, an object, a circular structure), its ``repr`` is
+    stored in its place, under ``unencodable_action`` / as text, and the run goes on."""
     if isinstance(step, EncodedStep):
         return step
-    text = json.dumps(step.to_json(), sort_keys=True, default=json_default)
+    doc = step.to_json()
+    try:
+        text = json.dumps(doc, sort_keys=True, default=json_default)
+    except (TypeError, ValueError, RecursionError):
+        doc["action"] = {"unencodable_action": _shown(step.action)}
+        doc["thought"] = step.thought if isinstance(step.thought, str) else _shown(step.thought)
+        text = json.dumps(doc, sort_keys=True, default=json_default)
     return EncodedStep(step.episode_id, step.step, text)
+
+
+def _shown(value: Any) -> str:
+    try:
+        return repr(value)[:2000]
+    except Exception as exc:  # a repr that fails or recurses: say so instead
+        return f"<{type(value).__name__}: repr failed: {type(exc).__name__}>"
 
 
 def json_default(value: Any) -> Any:
