@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -155,6 +156,16 @@ def usable(bits: SectionBits | None, grid: NDArray[np.uint16], radius: float) ->
     )
 
 
+def _tables(
+    bits: SectionBits, grid: NDArray[np.uint16], want: NDArray[np.uint64]
+) -> tuple[Any, ...]:
+    """The arguments the C searches take first: the grid and its shape, the section table
+    and the wanted ids' bits."""
+    sx, sz, sy = grid.shape
+    nx, nz, ny = bits.masks.shape[:3]
+    return (grid, sx, sz, sy, bits.bit_of, want, bits.masks, nx, nz, ny, bits.scan, *bits.lists)
+
+
 def generated_nearest(
     bits: SectionBits,
     min_y: int,
@@ -171,27 +182,7 @@ def generated_nearest(
     r2 = int(radius * radius)
     want, pairs = bits.want(ids)
     out = np.empty(MAX_IDS, dtype=np.int64)
-    sx, sz, sy = grid.shape
-    nx, nz, ny = bits.masks.shape[:3]
-    _core.census(
-        grid,
-        sx,
-        sz,
-        sy,
-        bits.bit_of,
-        want,
-        bits.masks,
-        nx,
-        nz,
-        ny,
-        bits.scan,
-        *bits.lists,
-        px,
-        py - min_y,
-        pz,
-        r2,
-        out,
-    )
+    _core.census(*_tables(bits, grid, want), px, py - min_y, pz, r2, out)
     found = out.tolist()
     return {b: found[bit] for bit, b in pairs if found[bit] <= r2}
 
@@ -217,29 +208,8 @@ def generated_k_nearest(
     px, py, pz = pos
     want, _pairs = bits.want(ids)
     out = np.empty(5 * k, dtype=np.int64)
-    sx, sz, sy = grid.shape
-    nx, nz, ny = bits.masks.shape[:3]
-    n = _core.nearest(
-        grid,
-        sx,
-        sz,
-        sy,
-        bits.bit_of,
-        want,
-        bits.masks,
-        nx,
-        nz,
-        ny,
-        bits.scan,
-        *bits.lists,
-        px,
-        py - min_y,
-        pz,
-        int(radius * radius),
-        k,
-        horizontal_only,
-        out,
-    )
+    tables = _tables(bits, grid, want)
+    n = _core.nearest(*tables, px, py - min_y, pz, int(radius * radius), k, horizontal_only, out)
     rows = out[: 5 * n].tolist()
     return [
         (rows[i], (rows[i + 1], rows[i + 2] + min_y, rows[i + 3]), rows[i + 4])
