@@ -423,3 +423,40 @@ def test_records_written_from_encoded_steps_equal_the_long_way(tmp_path: Path) -
                 )
             )
     assert stored[0] == stored[1] and len(stored[0][1]) == 3
+
+
+def test_nearby_entities_kept_between_moves_equal_a_fresh_count() -> None:
+    """The observation keeps the living mobs near the body until it moves or a mob dies:
+    after every step (kills included) they equal a count made from scratch."""
+    ep = episode("taiga-1", inventory={"iron_sword": 1})  # cows, sheep, chickens near
+
+    def fresh() -> list[tuple[str, float, int]]:
+        body = ep.body
+        r2 = body.config.observe_radius**2
+        near: dict[str, list[int]] = {}
+        for m in body.state.mobs:
+            d2 = sum((a - b) ** 2 for a, b in zip(m.pos, body.pos, strict=True))
+            if m.alive and d2 <= r2:
+                near.setdefault(m.type, []).append(d2)
+        return sorted((t, round(min(ds) ** 0.5, 1), len(ds)) for t, ds in near.items())
+
+    kills = 0
+    for target in ["chicken", "wait", "cow", "chicken", "wait", "sheep", "cow"]:
+        if target == "wait":
+            out = act(ep, "wait", ticks=20)
+        else:
+            out = act(ep, "attack", target=target, count=1)
+            kills += bool(out.result.ok)
+        got = sorted((n.id, n.distance, n.count) for n in out.observation.nearby_entities)
+        assert got == fresh()
+    assert kills >= 2
+    # A mob that dies while the body stands still (as the attack skill marks it).
+    before = ep.observe().nearby_entities
+    mob = min(
+        (m for m in ep.body.state.mobs if m.alive and m.type == before[0].id),
+        key=lambda m: sum((a - b) ** 2 for a, b in zip(m.pos, ep.body.pos, strict=True)),
+    )
+    mob.alive = False
+    ep.body.state.mobs_changed += 1
+    after = sorted((n.id, n.distance, n.count) for n in ep.observe().nearby_entities)
+    assert after == fresh() != sorted((n.id, n.distance, n.count) for n in before)

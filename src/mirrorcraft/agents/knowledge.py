@@ -205,9 +205,6 @@ class Belief:
     config: PlannerConfig
     produced_by: dict[str, list[Any]] = field(default_factory=dict)
     version: int = 0
-    origin: object | None = None
-    """The shared, never revised belief this one was copied from; None once revised
-    (then what is derived from it cannot be shared with other copies)."""
     root: object | None = field(default=None, compare=False)
     """The shared belief this one was copied from, kept after revisions."""
     revisions: tuple[tuple[Any, ...], ...] = field(default=(), compare=False)
@@ -266,10 +263,13 @@ class Belief:
         self._indexed = self.crafts
         self._revised()
 
+    @property
+    def origin(self) -> object | None:
+        """The shared belief this one was copied from while it is unrevised; None after."""
+        return self.root if self.version <= 1 else None
+
     def _revised(self) -> None:
         self.version += 1
-        if self.version > 1:
-            self.origin = None
 
     def _reindex_items(self, items: Iterable[str]) -> None:
         """Rebuild the index of ``items`` only: the same lists, in the same order, as
@@ -367,7 +367,7 @@ class _FrozenBelief:
     config: PlannerConfig
 
     def copy(self) -> Belief:
-        return self._belief(origin=self, root=self, index=self._index)
+        return self._belief(root=self, index=self._index)
 
     @cached_property
     def _index(self) -> Index:

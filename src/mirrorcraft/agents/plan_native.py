@@ -216,7 +216,10 @@ def encode(
     harvest: Mapping[str, frozenset[str]],
     fuels: Mapping[str, int],
     table: _Table | None = None,
+    keep: tuple[object, ...] | None = None,
 ) -> Encoded:
+    """A relevance as flat arrays. ``keep``: the objects a cache key holds ids of (default:
+    the compiled ways, the harvest map and the fuels)."""
     table = table or _TABLE
     produced, uses_of = compiled
     rel = [table.name(i) for i in relevant]
@@ -265,7 +268,7 @@ def encode(
         explore=[(e, *table.explore_list[e]) for e in explore],
         blocks=block_rows,
         size=len(table.names),
-        keep=(compiled, harvest, fuels),
+        keep=keep or (compiled, harvest, fuels),
     )
 
 
@@ -320,8 +323,7 @@ def encoded(
         _CACHE.clear()
     if len(_CACHE) > CACHE_LIMIT:
         _CACHE.clear()
-    hit = _CACHE[key] = encode(relevant, compiled, harvest, fuels)
-    hit.keep = objects  # what the key holds ids of (the owner, not the dict, when given)
+    hit = _CACHE[key] = encode(relevant, compiled, harvest, fuels, keep=objects)
     return hit
 
 
