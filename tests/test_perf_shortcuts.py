@@ -389,9 +389,10 @@ def test_canonical_drops_of_one_stack_equal_the_merged_form() -> None:
 
 def test_records_written_from_encoded_steps_equal_the_long_way(tmp_path: Path) -> None:
     """A worker sends its trace encoded (``encode_step``) and the store writes a record
-    without ``asdict``: the stored texts are what ``json.dumps`` of ``to_json()`` gives."""
+    without ``asdict``: the stored texts are what ``json.dumps`` of ``to_json()`` gives,
+    with ``asdict`` for the dataclasses inside (nested ones too)."""
     import json
-    from dataclasses import dataclass
+    from dataclasses import asdict, dataclass
 
     from mirrorcraft.runner.records import EncodedStep, StepRecord, encode_step, json_default
     from mirrorcraft.runner.store import ResultStore
@@ -402,16 +403,26 @@ def test_records_written_from_encoded_steps_equal_the_long_way(tmp_path: Path) -
         block: str
         count: int
 
+    @dataclass
+    class Nest:
+        inner: list[Odd]
+        pair: tuple[Odd, int]
+        by_name: dict[str, Odd]
+
+    nest = Nest([Odd("a", 1), Odd("b", 2)], (Odd("c", 3), 4), {"z": Odd("d", 5)})
     record = make_record(rules="M02", encounters=[(1, "recipes/minecraft:torch")], score=3)
     record.memory = {"calls": {"plan": 2}, "sizes": [1, (2, 3)]}
+    record.encounters[0].actual = [nest, {"drops": (Odd("e", 6),)}]
     steps = [
         StepRecord(record.episode_id, i, a, "t", {"ok": True}, {"dirt": i}, [1, 2, 3], i, [], [])
-        for i, a in enumerate([{"skill": "wait"}, Odd("stone", 2), {"args": (1, 2)}], 1)
+        for i, a in enumerate([{"skill": "wait"}, Odd("stone", 2), {"args": (1, 2)}, nest], 1)
     ]
     assert record.json_text() == json.dumps(record.to_json(), sort_keys=True)
+    assert '"inner": [{"block": "a", "count": 1}' in record.json_text()
     for s in steps:
-        long_way = json.dumps(s.to_json(), sort_keys=True, default=json_default)
+        long_way = json.dumps(s.to_json(), sort_keys=True, default=asdict)
         assert encode_step(s) == EncodedStep(s.episode_id, s.step, long_way)
+        assert json.dumps(s.to_json(), sort_keys=True, default=json_default) == long_way
     stored = []
     for i, trace in enumerate([steps, [encode_step(s) for s in steps]]):
         with ResultStore(tmp_path / f"r{i}.sqlite") as store:
@@ -422,7 +433,7 @@ def test_records_written_from_encoded_steps_equal_the_long_way(tmp_path: Path) -
                     list(store.db.execute("SELECT * FROM steps ORDER BY step")),
                 )
             )
-    assert stored[0] == stored[1] and len(stored[0][1]) == 3
+    assert stored[0] == stored[1] and len(stored[0][1]) == 4
 
 
 def test_nearby_entities_kept_between_moves_equal_a_fresh_count() -> None:

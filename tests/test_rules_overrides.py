@@ -77,3 +77,52 @@ def test_one_loot_override_changes_only_that_outcome(tmp_path: Path) -> None:
     # deepslate iron ore has its own table and is untouched
     t = mirror.block_table("deepslate_iron_ore")
     assert t is not None and mirror.roll(t, PICK, random.Random(0)) == [ItemStack("raw_iron", 1)]
+
+
+def test_rule_sets_share_parsed_files_only_where_document_and_tags_agree(tmp_path: Path) -> None:
+    """Files a pack leaves alone are parsed once per process and shared between rule sets
+    (``ruleset._PARSED``); a changed file, or an unchanged one read under changed item
+    tags, is parsed anew. Either way the rule set equals one built with nothing shared."""
+    from mirrorcraft.rules import ruleset as ruleset_module
+
+    furnace = {
+        "type": "minecraft:crafting_shaped",
+        "pattern": ["###", "# #", "###"],
+        "key": {"#": {"tag": "minecraft:stone_crafting_materials"}},
+        "result": {"item": "minecraft:blast_furnace"},
+    }
+    recipe_pack = load_pack(
+        make_pack(tmp_path, "recipe", {"data/minecraft/recipes/furnace.json": furnace})
+    )
+    tag_pack = load_pack(
+        make_pack(
+            tmp_path,
+            "birch_only",
+            {
+                "data/minecraft/tags/items/planks.json": {
+                    "replace": True,
+                    "values": ["minecraft:birch_planks"],
+                }
+            },
+        )
+    )
+    vanilla = vanilla_ruleset()
+    shared = RuleSet.load([recipe_pack])
+    retagged = RuleSet.load([tag_pack])
+    assert shared.recipes["minecraft:stick"] is vanilla.recipes["minecraft:stick"]
+    assert (
+        shared.loot_tables["minecraft:blocks/stone"]
+        is vanilla.loot_tables["minecraft:blocks/stone"]
+    )
+    assert shared.recipes["minecraft:furnace"] is not vanilla.recipes["minecraft:furnace"]
+    assert retagged.recipes["minecraft:stick"] is not vanilla.recipes["minecraft:stick"]
+    oak_sticks = ((("oak_planks",), ("oak_planks",)), "inventory")
+    assert vanilla.craft(*oak_sticks) is not None
+    assert retagged.craft(*oak_sticks) is None  # the stick recipe reads #planks anew
+    built = [(shared, [recipe_pack]), (retagged, [tag_pack]), (vanilla, [])]
+    ruleset_module._PARSED.clear()
+    for rs, extra in built:
+        fresh = RuleSet.load(extra) if extra else RuleSet.load(name="vanilla")
+        assert fresh.fingerprint == rs.fingerprint
+        assert sample_outcomes(fresh) == sample_outcomes(rs)
+        assert set(fresh.recipes) == set(rs.recipes)

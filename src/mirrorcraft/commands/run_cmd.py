@@ -327,7 +327,9 @@ def _run_locked(
         progress.show(force=True)
         failed = len({j.condition.episode_id for j in jobs} - store.finished_ids())
         faults = fault_table(group_faults(store.run_faults(run_id)))
-    print(_headline(out / "results.sqlite", spec))
+    # One reading of the results serves the headline tables and the report.
+    loaded, summary = _summary(out / "results.sqlite", spec)
+    print(_headline(summary))
     if faults:
         print(faults)
     if failed:
@@ -335,7 +337,7 @@ def _run_locked(
     if held_back:
         print(f"{held_back} episode(s) left for later by --limit; rerun to continue")
     if not args.no_report:
-        print(f"report: {_report(out, spec)}")
+        print(f"report: {_report(out, loaded, summary)}")
     return 0 if not failed else 1
 
 
@@ -351,23 +353,21 @@ def _summary(db: Path, spec: ExperimentSpec) -> tuple[Any, dict[str, Any]]:
     return loaded, summary
 
 
-def _headline(db: Path, spec: ExperimentSpec) -> str:
+def _headline(summary: dict[str, Any]) -> str:
     """The configuration and suite tables; ``mirrorcraft analyze`` prints the rest."""
     from mirrorcraft.report.render import render_text
     from mirrorcraft.report.tables import build_tables
 
-    _loaded, summary = _summary(db, spec)
     tables = build_tables(summary)
     keys = ("configurations", "suites", "controls")
     return "\n".join(render_text(t) for t in tables if t.key in keys)
 
 
-def _report(out: Path, spec: ExperimentSpec) -> str:
+def _report(out: Path, loaded: Any, summary: dict[str, Any]) -> str:
     from mirrorcraft.analysis.compare import compare
     from mirrorcraft.analysis.reference import load_reference
     from mirrorcraft.report.build import write_report
 
-    loaded, summary = _summary(out / "results.sqlite", spec)
     viewer = len(loaded.records) <= VIEWER_LIMIT
     beside = compare(loaded.records, load_reference())  # the report's compare.html
     write_report(loaded, summary, out / "report", viewer=viewer, comparison=beside)

@@ -330,20 +330,52 @@ def _special_recipes(recipes: Mapping[str, Recipe], game: GameData) -> SpecialRe
     return SpecialRecipeSet(found, game.special_recipes, game.durability)
 
 
+_PARSED: dict[tuple[str, str, int, int], tuple[Any, Any, bytes]] = {}
+"""(category, location, id(document), parsing context) -> (the document, what it parsed
+into, its canonical JSON). A pack is loaded once per process (``vanilla_pack``), so the
+rule sets built on it hand the same document objects to ``build_ruleset``: the vanilla
+files a suite leaves alone are parsed once, not once per rule set. Parsed rules are
+immutable, so rule sets can share them. The document is kept, so its id stays its own."""
+_CONTEXTS: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}
+"""(game fingerprint, resolved item tags) -> a small number naming that parsing context:
+what a parser reads besides the document itself."""
+PARSED_LIMIT = 20_000
+
+
+def _tag_lines(tags: Mapping[str, frozenset[str]]) -> tuple[tuple[str, str], ...]:
+    return tuple((tag, ",".join(sorted(members))) for tag, members in sorted(tags.items()))
+
+
 def build_ruleset(packs: Sequence[PackData], game: GameData, name: str) -> RuleSet:
     items, blocks = game.item_ids, game.block_ids
     item_tags = resolve_tags(layer_tags(packs, "tags/items"), items, "items")
     block_tags = resolve_tags(layer_tags(packs, "tags/blocks"), blocks, "blocks")
+    item_lines = _tag_lines(item_tags)
+    context = _CONTEXTS.setdefault((game.fingerprint, item_lines), len(_CONTEXTS))
+    if len(_PARSED) > PARSED_LIMIT:
+        _PARSED.clear()
     documents: dict[tuple[str, str], Any] = {}
     sources: dict[tuple[str, str], str] = {}
+    canonical: dict[tuple[str, str], bytes] = {}
 
     def parse_all(category: str, parse: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for location, (pack_name, doc) in sorted(_layered(packs, category).items()):
-            try:
-                out[location] = parse(location, doc)
-            except DatapackError as exc:
-                raise exc.located(pack=pack_name, file=resource_path(category, location)) from None
+            key = (category, location, id(doc), context)
+            hit = _PARSED.get(key)
+            if hit is not None and hit[0] is doc:
+                out[location] = hit[1]
+                canonical[(category, location)] = hit[2]
+            else:
+                try:
+                    out[location] = parse(location, doc)
+                except DatapackError as exc:
+                    raise exc.located(
+                        pack=pack_name, file=resource_path(category, location)
+                    ) from None
+                text = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+                canonical[(category, location)] = text
+                _PARSED[key] = (doc, out[location], text)
             documents[(category, location)] = doc
             sources[(category, location)] = pack_name
         return out
@@ -374,12 +406,12 @@ def build_ruleset(packs: Sequence[PackData], game: GameData, name: str) -> RuleS
 
     digest = hashlib.sha256()
     digest.update(game.fingerprint.encode())
-    for (category, location), doc in sorted(documents.items()):
+    for category, location in sorted(documents):
         digest.update(f"\0{category}\0{location}\0".encode())
-        digest.update(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode())
-    for label, tags in (("items", item_tags), ("blocks", block_tags)):
-        for tag, members in sorted(tags.items()):
-            digest.update(f"\0tag/{label}/{tag}\0{','.join(sorted(members))}".encode())
+        digest.update(canonical[(category, location)])
+    for label, lines in (("items", item_lines), ("blocks", _tag_lines(block_tags))):
+        for tag, members in lines:
+            digest.update(f"\0tag/{label}/{tag}\0{members}".encode())
 
     return RuleSet(
         name=name,

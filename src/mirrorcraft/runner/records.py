@@ -9,7 +9,7 @@ files of ``EpisodeRecord.to_json()`` objects are the documented exchange format
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, NamedTuple
 
 SCHEMA_VERSION = 1
@@ -179,8 +179,10 @@ def _shown(value: Any) -> str:
 
 
 def json_default(value: Any) -> Any:
-    """``json.dumps``' ``default`` for records: a dataclass (an agent may send one as its
-    action) becomes the dict ``asdict`` gives; anything else is not JSON, as before."""
+    """``json.dumps``' ``default`` for records: a dataclass (an encounter record; an agent
+    may send one as its action) becomes a dict of its fields. The encoder then comes back
+    here for any dataclass inside them, so the text is the one ``asdict`` would give,
+    without its deep copy of every value (most of an episode record's encoding time)."""
     if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
+        return {f.name: getattr(value, f.name) for f in fields(value)}
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
