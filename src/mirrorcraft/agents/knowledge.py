@@ -49,6 +49,13 @@ class CraftOption:
         return dict(need)
 
     @cached_property
+    def ordered_inputs(self) -> tuple[tuple[frozenset[str], int, tuple[str, ...]], ...]:
+        """(cell, count, the cell's items sorted) per input cell, the cells in the order of
+        their sorted items: the order the planner settles them in, worked out once."""
+        cells = sorted(self.inputs.items(), key=lambda kv: sorted(kv[0]))
+        return tuple((cell, qty, tuple(sorted(cell))) for cell, qty in cells)
+
+    @cached_property
     def yields(self) -> dict[str, int]:
         return dict(self.outputs)
 

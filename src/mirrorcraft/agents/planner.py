@@ -481,20 +481,18 @@ class Planner:
     ) -> PlanStep | None:
         q = m.yields[item]
         k = math.ceil(n / q)
-        for cell, qty in sorted(m.inputs.items(), key=lambda kv: sorted(kv[0])):
+        for _cell, qty, names in m.ordered_inputs:
             need = qty * k
-            have = sum(vinv.get(i, 0) for i in cell)
-            if have >= need:
-                for i in sorted(cell, key=lambda i: (-vinv.get(i, 0), i)):
-                    use = min(vinv.get(i, 0), need)
-                    vinv[i] = vinv.get(i, 0) - use
-                    need -= use
-                continue
-            for i in sorted(cell, key=lambda i: (-vinv.get(i, 0), i)):
+            covered = sum(vinv.get(i, 0) for i in names) >= need
+            # Take what is held, the items held most first (ties by name).
+            order = names if len(names) == 1 else sorted(names, key=lambda i: (-vinv.get(i, 0), i))
+            for i in order:
                 use = min(vinv.get(i, 0), need)
                 vinv[i] = vinv.get(i, 0) - use
                 need -= use
-            target = min(sorted(cell), key=lambda i: (self.cost(i, need), i))
+            if covered:
+                continue
+            target = min(names, key=lambda i: (self.cost(i, need), i))
             sub = self.expand(target, need, vinv, depth + 1, stack)
             if sub is not None:
                 return sub

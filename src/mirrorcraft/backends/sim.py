@@ -63,6 +63,8 @@ class SimEpisode:
         self.observer = ObservationBuilder(self.body)
         self.used = 0
         self.last: ActionResult | None = None
+        self.parsed: tuple[Any, Action | ActionError] | None = None
+        """The last step's action and what it parsed into (the runner's signature reuses it)."""
         self.done = False
 
     def observe(self) -> Observation:
@@ -78,6 +80,7 @@ class SimEpisode:
         self.used += 1
         self.body.step = self.used
         parsed = parse_action(raw)
+        self.parsed = (raw, parsed)
         if isinstance(parsed, ActionError):
             skill = parsed.skill if parsed.skill in HANDLERS else str(parsed.skill or "")
             result = ActionResult(skill, {}, False, INVALID_ARGS, parsed.message)

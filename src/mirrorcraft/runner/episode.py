@@ -52,8 +52,11 @@ def _memory_stats(agent: Agent) -> dict[str, Any]:
     return dict(stats()) if callable(stats) else {}
 
 
-def _signature(raw: Any) -> list[str]:
-    parsed = parse_action(raw)
+def _signature(raw: Any, parsed_as: tuple[Any, Any] | None = None) -> list[str]:
+    """The action's semantic signature. ``parsed_as``: (action, what it parsed into) as the
+    embedded backend kept it from the step just taken; used when it is this very action,
+    so a step's action is parsed once."""
+    parsed = parsed_as[1] if parsed_as is not None and parsed_as[0] is raw else parse_action(raw)
     if isinstance(parsed, Action):
         return list(action_signature(parsed))
     skill = raw.get("skill") if isinstance(raw, dict) else None
@@ -129,7 +132,7 @@ async def run_episode(
         encounters = episode.evaluator.encounters.encounters
         new_rules = sorted({e.rule for e in encounters[seen_encounters:]})
         seen_encounters = len(encounters)
-        signatures.append(_signature(decision.action))
+        signatures.append(_signature(decision.action, getattr(episode, "parsed", None)))
         scores.append(out.score)
         steps.append(
             StepRecord(

@@ -253,9 +253,6 @@ def line_approach(
     status, x, y, z, digs, ax, ay, az, aid = _core.line_approach(
         grid, sx, sz, sy, min_y, *start, *target, float(reach2), passable, clear, max_digs, out
     )
-    flat = out[: 6 * digs].tolist()
-    dug = [
-        ((flat[i], flat[i + 1], flat[i + 2]), (flat[i + 3], flat[i + 4], flat[i + 5]))
-        for i in range(0, 6 * digs, 6)
-    ]
+    six = [iter(out[: 6 * digs].tolist())] * 6  # the rows, six numbers at a time
+    dug = [((a, b, c), (d, e, f)) for a, b, c, d, e, f in zip(*six, strict=True)]
     return status, (x, y, z), dug, (ax, ay, az), aid

@@ -47,10 +47,11 @@ class BlockIndex:
         self.min_y = world.min_y
         flat = grid.ravel()
         order = np.argsort(flat, kind="stable")
-        ids_sorted = flat[order]
-        present = np.unique(ids_sorted)
-        starts = np.searchsorted(ids_sorted, present, side="left")
-        ends = np.searchsorted(ids_sorted, present, side="right")
+        # Each id's run in ``order``, from its count (cheaper than searching the sorted ids).
+        tally = np.bincount(flat)
+        present = np.flatnonzero(tally)
+        ends = np.cumsum(tally)[present]
+        starts = ends - tally[present]
         self.counts: dict[int, int] = {}
         self._combos: dict[frozenset[int], Combined] = {}
         self._luts: dict[frozenset[int], NDArray[np.bool_]] = {}
