@@ -70,3 +70,25 @@ def test_random_agent_sends_well_formed_actions() -> None:
     _record, steps, _agent = play("random", "vanilla", "diamond")
     assert steps and all(isinstance(parse_action(s.action), Action) for s in steps)
     assert isinstance(RandomAgent(vanilla_rules()).name, str)
+
+
+def test_planner_does_not_repeat_an_action_that_failed_with_the_same_inventory() -> None:
+    """A failure is keyed by the action and the inventory it failed in: the planner does not
+    pick that step while both match (here it has no other way: no step), and picks it
+    again once the inventory differs."""
+    from mirrorcraft.agents.plan_types import action_key, inventory_key
+    from mirrorcraft.backends.sim import SimEpisode
+
+    rules = vanilla_rules()
+    task = get_task("iron_armor")
+    agent = make_reference_agent("vanilla-planner", rules, rules)
+    agent.start(EpisodeContext(task.id, task.title, task.budget, 0, None))
+    obs = SimEpisode(load_world("plains-1"), rules, rules, task, seed=0).observe()
+    first = agent.next_step(obs)
+    assert first is not None and agent.memory.failures == set()
+    agent.memory.failures.add((action_key(first.action), inventory_key(obs.inventory)))
+    second = agent.next_step(obs)
+    assert second is None or second.action != first.action
+    agent.memory.failures = {(action_key(first.action), inventory_key({"stick": 1}))}
+    again = agent.next_step(obs)
+    assert again is not None and again.action == first.action

@@ -26,13 +26,7 @@ from mirrorcraft.agents.knowledge import (
 )
 from mirrorcraft.agents.plan_costs import CRAFT, SMELT, SOURCE, Entry, Use
 from mirrorcraft.agents.plan_relevance import Uses, relevance, rules_setup
-from mirrorcraft.agents.plan_types import (
-    Blocked,
-    Memory,
-    PlanStep,
-    action_key,
-    inventory_key,
-)
+from mirrorcraft.agents.plan_types import Blocked, Memory, PlanStep, action_key, inventory_key
 from mirrorcraft.body.enchanting import is_enchantable
 from mirrorcraft.body.observation import Observation
 
@@ -61,6 +55,7 @@ class Planner:
     # -- entry point ----------------------------------------------------------------
     def decide(self, obs: Observation, goal: tuple[str, tuple[str, ...]]) -> PlanStep | None:
         self.inv: dict[str, int] = dict(obs.inventory)
+        self.obs_inventory = obs.inventory
         self._discount_worn(obs)
         self.near = {n.id: n.distance for n in obs.nearby_blocks}
         self.facilities = {n.id for n in obs.facilities if n.distance <= FACILITY_RANGE}
@@ -68,7 +63,7 @@ class Planner:
         self.drops = {n.id for n in obs.nearby_drops}
         self.mem.seen.update(self.near)
         self.mem.seen.update(self.entities)
-        self.inv_key = inventory_key(obs.inventory)  # as the agent keys its failures
+        self._inv_key: str | None = None  # made when a failure is looked up (_failed)
         self.unit: dict[str, float] = {}
         vinv = dict(self.inv)
         kind, items = goal
@@ -116,7 +111,7 @@ class Planner:
         if table is None or table.distance > 6:
             return step
         pick = {"skill": "mine", "args": {"block": "crafting_table", "count": 1}}
-        if (action_key(pick), self.inv_key) in self.mem.failures:
+        if self._failed(pick):
             return step
         return PlanStep(pick, "take the crafting table along before moving on")
 
@@ -408,9 +403,18 @@ class Planner:
     def _checked(
         self, action: dict[str, Any], thought: str, expects: tuple[str, Any] | None = None
     ) -> PlanStep:
-        if (action_key(action), self.inv_key) in self.mem.failures:
+        if self._failed(action):
             raise Blocked(action_key(action))
         return PlanStep(action, thought, expects)
+
+    def _failed(self, action: dict[str, Any]) -> bool:
+        """Failed before with this inventory (the agent's keys; none made if none failed)."""
+        failures = self.mem.failures
+        if not failures:
+            return False
+        if self._inv_key is None:
+            self._inv_key = inventory_key(self.obs_inventory)
+        return (action_key(action), self._inv_key) in failures
 
     def _expand_method(
         self, m: Any, item: str, n: int, vinv: dict[str, int], depth: int, stack: frozenset[str]
