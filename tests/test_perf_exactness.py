@@ -182,6 +182,36 @@ def test_compiled_unit_costs_equal_method_costs() -> None:
         assert compared > 20
 
 
+def test_explore_costs_in_one_loop_equal_explore_cost() -> None:
+    """``Planner.explore_costs`` (what the compiled unit costs read) gives, slot by slot,
+    what ``explore_cost`` gives, for visible, absent, cooling-down, seen and unseen
+    blocks and mobs."""
+    import random
+
+    import numpy as np
+
+    rules = resolve_rules("vanilla")
+    obs = episode("savanna-1", "vanilla").observe()
+    rng = random.Random(5)
+    names = [*sorted(rules.game.blocks)[:60], "cow", "pig", "zombie", "sheep"]
+    met: set[float] = set()
+    for _ in range(200):
+        planner = Planner(build_belief(rules), Memory(step=rng.randint(0, 30)))
+        planner.decide(obs, goal_of(rules, get_task("diamond").final.advancement))
+        pick = lambda k: set(rng.sample(names, k))  # noqa: E731
+        planner.near = {n: 1.0 for n in pick(8)}
+        planner.entities = pick(2)
+        planner.mem.absent, planner.mem.seen = pick(6), pick(20)
+        planner.mem.explore_cooldown = {n: rng.randint(0, 40) for n in pick(8)}
+        wanted = [(i + 1, n, rng.choice(["block", "mob"])) for i, n in enumerate(names)]
+        out = np.full(len(wanted) + 1, -1.0)
+        planner.explore_costs(wanted, out)
+        assert out[0] == -1.0
+        assert [out[i] for i, _, _ in wanted] == [planner.explore_cost(n, k) for _, n, k in wanted]
+        met |= {float(out[i]) for i, _, _ in wanted}
+    assert met == {0.0, INF, 40.0, 1.5, 4.0}
+
+
 def test_cached_world_is_the_generated_world(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from mirrorcraft.rules.game import load_game_data
     from mirrorcraft.world.generate import generate

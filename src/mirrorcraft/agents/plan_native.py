@@ -350,13 +350,11 @@ def unit_costs(planner: Any, relevant: list[str]) -> dict[str, float] | None:
     fixed = np.zeros(len(table.station_item) + 1, dtype=np.float64)
     for slot, s in enc.stations:
         fixed[slot] = 0.0 if s == "inventory" or s in facilities else 1.0 if s in have else -1.0
-    free = np.ones(enc.size + 1, dtype=np.int64)
+    free = np.full(enc.size + 1, 1, dtype=np.int64)
     for b, hand, owned in enc.blocks:
         free[b] = hand or not owned.isdisjoint(have)
     explore = np.zeros(len(table.explore) + 1, dtype=np.float64)
-    cost = planner.explore_cost
-    for slot, source, kind in enc.explore:
-        explore[slot] = cost(source, kind)
+    planner.explore_costs(enc.explore, explore)
     values = _core.unit_costs(
         len(enc.relevant),
         enc.size,

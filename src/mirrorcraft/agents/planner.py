@@ -25,28 +25,18 @@ from mirrorcraft.agents.knowledge import (
     concrete_grid,
 )
 from mirrorcraft.agents.plan_costs import CRAFT, SMELT, SOURCE, Entry, Use
+from mirrorcraft.agents.plan_estimates import FUEL_CHOICES, INF, CostEstimates
 from mirrorcraft.agents.plan_relevance import Uses, relevance, rules_setup
 from mirrorcraft.agents.plan_types import Blocked, Memory, PlanStep, action_key, inventory_key
 from mirrorcraft.body.enchanting import is_enchantable
 from mirrorcraft.body.observation import Observation
 
-INF = 1e9
 MAX_DEPTH = 24
 FACILITY_RANGE = 30.0
 FURNACES = ("furnace", "blast_furnace", "smoker")
-FUEL_CHOICES = (
-    "coal",
-    "charcoal",
-    "oak_planks",
-    "spruce_planks",
-    "birch_planks",
-    "jungle_planks",
-    "acacia_planks",
-    "oak_log",
-)
 
 
-class Planner:
+class Planner(CostEstimates):
     def __init__(self, belief: Belief, memory: Memory):
         self.b = belief
         self.mem = memory
@@ -286,97 +276,6 @@ class Planner:
 
         return cost, tools
 
-    def cost(self, item: str, n: int) -> float:
-        """Estimated actions to get ``n`` more of ``item`` beyond what is owned."""
-        need = n - self.inv.get(item, 0)
-        if need <= 0:
-            return 0.0
-        return self.unit.get(item, INF) * need
-
-    def methods(self, item: str, n: int) -> list[tuple[float, Any]]:
-        out = []
-        for m in self.b.produced_by.get(item, ()):
-            c = self._method_cost(m, item, n)
-            if c < INF:
-                out.append((c, m))
-        if len(out) > 1:
-            out.sort(key=lambda cm: (cm[0], _method_name(cm[1])))
-        return out
-
-    def _method_cost(self, m: Any, item: str, n: int) -> float:
-        if isinstance(m, CraftOption):
-            q = m.yields.get(item, 0)
-            if q <= 0:
-                return INF
-            k = math.ceil(n / q)
-            total = k + self.station_cost(m.station)
-            inv_get, unit_get = self.inv.get, self.unit.get
-            for cell, qty in m.inputs.items():
-                want = qty * k
-                best = INF  # the cheapest alternative, as ``cost(i, want)`` gives each
-                for i in cell:
-                    need = want - inv_get(i, 0)
-                    c = 0.0 if need <= 0 else unit_get(i, INF) * need
-                    if c < best:
-                        best = c
-                total += best
-                if total >= INF:
-                    return INF
-            return total
-        if isinstance(m, SmeltOption):
-            q = m.yields.get(item, 0)
-            if q <= 0:
-                return INF
-            units = math.ceil(n / q)
-            total = units / 6 + self.station_cost(m.station) + self.fuel_cost(units, m.input)
-            return total + self.cost(m.input, units)
-        if isinstance(m, SourceOption):
-            y = m.yields.get(item, 0.0)
-            if y <= 0:
-                return INF
-            total = math.ceil(n / y) / 4 + self.explore_cost(m.source, m.kind)
-            if m.kind == "block":
-                total += self.tool_cost(m.source)
-            return total
-        return INF
-
-    def station_cost(self, station: str) -> float:
-        if station == "inventory" or station in self.facilities:
-            return 0.0
-        if self.inv.get(station, 0) > 0:
-            return 1.0
-        return 1.0 + self.unit.get(station, INF)
-
-    def tool_cost(self, block: str) -> float:
-        able = self.b.harvest.get(block, frozenset())
-        if "hand" in able or any(self.inv.get(t, 0) > 0 for t in able):
-            return 0.0
-        return min((self.unit.get(t, INF) for t in sorted(able)), default=INF)
-
-    def explore_cost(self, source: str, kind: str) -> float:
-        visible = source in self.near if kind == "block" else source in self.entities
-        if visible:
-            return 0.0
-        if source in self.mem.absent:
-            return INF
-        if self.mem.explore_cooldown.get(source, -1) >= self.mem.step:
-            return 40.0
-        return 1.5 if source in self.mem.seen else 4.0
-
-    def _owned_fuel_ticks(self, exclude: str) -> int:
-        return self.fuel_ticks - self.b.rules.fuels.get(exclude, 0) * self.inv.get(exclude, 0)
-
-    def fuel_cost(self, units: int, exclude: str) -> float:
-        need = units * 200
-        if self._owned_fuel_ticks(exclude) >= need:
-            return 0.0
-        best = INF
-        for fuel in FUEL_CHOICES:
-            ticks = self.b.rules.fuels.get(fuel, 0)
-            if ticks > 0 and fuel != exclude:
-                best = min(best, self.unit.get(fuel, INF) * math.ceil(need / ticks))
-        return best
-
     # -- expansion into the next action -----------------------------------------------
     def expand(
         self, item: str, n: int, vinv: dict[str, int], depth: int, stack: frozenset[str]
@@ -590,11 +489,3 @@ class Planner:
             {"skill": "enchant", "args": {"item": owned[0], "option": "lowest"}},
             f"enchant {owned[0]}",
         )
-
-
-def _method_name(m: Any) -> str:
-    if isinstance(m, CraftOption):
-        return "craft:" + m.key
-    if isinstance(m, SmeltOption):
-        return f"smelt:{m.input}:{m.station}"
-    return f"{m.kind}:{m.source}"
