@@ -90,7 +90,7 @@ def test_a_way_used_by_an_item_that_is_not_relevant_is_an_error_not_a_crash() ->
         inv={},
         facilities=set(),
         fuel_ticks=0,
-        explore_cost=lambda source, kind: 0.0,
+        explore_costs=lambda wanted, out: out.fill(0.0),
     )
     assert plan_native.unit_costs(planner, ["cobblestone"]) is None  # first use: the reference
     with pytest.raises(ValueError, match="not relevant"):
