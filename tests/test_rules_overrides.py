@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
+
 from mirrorcraft.rules.items import ItemStack
 from mirrorcraft.rules.loot_context import LootContext
 from mirrorcraft.rules.pack import load_pack
@@ -126,3 +128,41 @@ def test_rule_sets_share_parsed_files_only_where_document_and_tags_agree(tmp_pat
         assert fresh.fingerprint == rs.fingerprint
         assert sample_outcomes(fresh) == sample_outcomes(rs)
         assert set(fresh.recipes) == set(rs.recipes)
+
+
+def test_parsing_contexts_past_the_limit_start_both_memos_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With few contexts allowed, rule sets with other item tags keep coming: each still
+    equals one built with nothing shared (a context number never names two contexts
+    while something parsed under it is kept)."""
+    from mirrorcraft.rules import ruleset as ruleset_module
+
+    monkeypatch.setattr(ruleset_module, "CONTEXTS_LIMIT", 2)
+    packs = [
+        load_pack(
+            make_pack(
+                tmp_path,
+                f"planks_{wood}",
+                {
+                    "data/minecraft/tags/items/planks.json": {
+                        "replace": True,
+                        "values": [f"minecraft:{wood}_planks"],
+                    }
+                },
+            )
+        )
+        for wood in ("oak", "birch", "spruce", "jungle")
+    ]
+    built = [RuleSet.load([p]) for p in packs * 2]
+    assert len(ruleset_module._CONTEXTS) <= 2
+    sticks = {
+        wood: ((((f"{wood}_planks",), (f"{wood}_planks",)), "inventory"))
+        for wood in ("oak", "birch", "spruce", "jungle")
+    }
+    for rs, wood in zip(built, ("oak", "birch", "spruce", "jungle") * 2, strict=True):
+        assert {w for w, grid in sticks.items() if rs.craft(*grid) is not None} == {wood}
+    ruleset_module._PARSED.clear()
+    ruleset_module._CONTEXTS.clear()
+    for rs, pack in zip(built, packs * 2, strict=True):
+        assert RuleSet.load([pack]).fingerprint == rs.fingerprint

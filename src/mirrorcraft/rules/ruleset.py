@@ -340,6 +340,9 @@ _CONTEXTS: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}
 """(game fingerprint, resolved item tags) -> a small number naming that parsing context:
 what a parser reads besides the document itself."""
 PARSED_LIMIT = 20_000
+CONTEXTS_LIMIT = 64
+"""Parsing contexts kept; past it both memos start again (a context's number must never
+name two contexts while anything parsed under it is kept)."""
 
 
 def _tag_lines(tags: Mapping[str, frozenset[str]]) -> tuple[tuple[str, str], ...]:
@@ -351,9 +354,12 @@ def build_ruleset(packs: Sequence[PackData], game: GameData, name: str) -> RuleS
     item_tags = resolve_tags(layer_tags(packs, "tags/items"), items, "items")
     block_tags = resolve_tags(layer_tags(packs, "tags/blocks"), blocks, "blocks")
     item_lines = _tag_lines(item_tags)
-    context = _CONTEXTS.setdefault((game.fingerprint, item_lines), len(_CONTEXTS))
     if len(_PARSED) > PARSED_LIMIT:
         _PARSED.clear()
+    if (game.fingerprint, item_lines) not in _CONTEXTS and len(_CONTEXTS) >= CONTEXTS_LIMIT:
+        _CONTEXTS.clear()
+        _PARSED.clear()
+    context = _CONTEXTS.setdefault((game.fingerprint, item_lines), len(_CONTEXTS))
     documents: dict[tuple[str, str], Any] = {}
     sources: dict[tuple[str, str], str] = {}
     canonical: dict[tuple[str, str], bytes] = {}
