@@ -49,11 +49,11 @@ class CraftOption:
         return dict(need)
 
     @cached_property
-    def ordered_inputs(self) -> tuple[tuple[frozenset[str], int, tuple[str, ...]], ...]:
-        """(cell, count, the cell's items sorted) per input cell, the cells in the order of
-        their sorted items: the order the planner settles them in, worked out once."""
-        cells = sorted(self.inputs.items(), key=lambda kv: sorted(kv[0]))
-        return tuple((cell, qty, tuple(sorted(cell))) for cell, qty in cells)
+    def ordered_inputs(self) -> tuple[tuple[int, tuple[str, ...]], ...]:
+        """(count, the cell's items sorted) per input cell, the cells in the order of their
+        sorted items: the order the planner settles them in, worked out once."""
+        cells = ((qty, tuple(sorted(cell))) for cell, qty in self.inputs.items())
+        return tuple(sorted(cells, key=lambda c: c[1]))
 
     @cached_property
     def yields(self) -> dict[str, int]:

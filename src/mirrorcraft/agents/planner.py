@@ -384,7 +384,7 @@ class Planner(CostEstimates):
     ) -> PlanStep | None:
         q = m.yields[item]
         k = math.ceil(n / q)
-        for _cell, qty, names in m.ordered_inputs:
+        for qty, names in m.ordered_inputs:
             need = qty * k
             covered = sum(vinv.get(i, 0) for i in names) >= need
             # Take what is held, the items held most first (ties by name).
