@@ -325,3 +325,35 @@ def test_accumulation_runs_honour_limit_and_show_totals(tmp_path: Path) -> None:
     assert rest.returncode == 0, rest.stderr
     assert "episodes: 0/3" in rest.stderr and "3 already done" in rest.stderr
     assert "left for later" not in rest.stdout
+
+
+def test_the_installed_command_keeps_exit_codes_and_stored_results(tmp_path: Path) -> None:
+    """The ``mirrorcraft`` console script (``cli.entry``, which freezes the process's
+    objects before it ends) exits as ``main`` says and leaves every episode stored: a
+    short run succeeds with its records in the database, a missing spec is one line and
+    exit code 2."""
+    exe = Path(sys.executable).parent / "mirrorcraft"
+    if not exe.exists():
+        pytest.skip("the mirrorcraft console script is not installed next to this Python")
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [str(exe), "run", "--out", str(out), "--limit", "4", "--no-report"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    import sqlite3
+
+    with sqlite3.connect(out / "results.sqlite") as con:
+        (stored,) = con.execute("SELECT COUNT(*) FROM episodes WHERE status = 'ok'").fetchone()
+    assert stored == 4
+    missing = subprocess.run(
+        [str(exe), "run", str(tmp_path / "no_such_spec.yaml"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert missing.returncode == 2
+    assert "Traceback" not in missing.stderr
+    assert missing.stderr.strip().count("\n") == 0 and "no_such_spec.yaml" in missing.stderr
