@@ -48,6 +48,16 @@ def test_a_faulted_episode_waits_longer_each_time_and_is_left_after_its_attempts
     assert POLICY.retry_delay(10) == 300.0  # capped
 
 
+def test_an_episode_put_back_unstarted_goes_first_with_no_attempt_counted() -> None:
+    d, _clock, _ = make(3)
+    _a, b = d.take(2)
+    assert d.breaker.get("m").in_flight == 2
+    d.put_back(b)
+    assert d.breaker.get("m").in_flight == 1  # it no longer counts as in flight
+    assert b.attempts == 0 and b.last is None and d.left == []
+    assert [e.job for e in d.take(5)] == ["job1", "job2"]  # first again, then the rest
+
+
 def test_an_endpoint_failing_in_a_row_pauses_and_then_probes_one_at_a_time() -> None:
     d, clock, said = make(6)
     first = d.take(6)

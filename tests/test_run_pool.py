@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from mirrorcraft.faults import Fault
-from mirrorcraft.runner.pool import WorkerPool
+from mirrorcraft.runner.pool import NOT_STARTED, QUEUED_BYTES_MAX, WorkerPool
 
 
 def task(payload: Any) -> tuple[str, Any]:
@@ -44,3 +44,52 @@ def test_a_dead_or_overrunning_worker_costs_only_its_own_payload() -> None:
         assert pool.replaced == 2 and pool.free() == 2
         pool.submit("e", ("ok", 5))  # the pool goes on with fresh workers
         assert _drain(pool, 1)["e"][1][0] == 5
+
+
+def test_a_queued_payload_runs_next_on_the_same_worker() -> None:
+    with WorkerPool(2, task, depth=2) as pool:
+        assert pool.free() == 4
+        for token in "abcd":
+            pool.submit(token, ("ok", token))
+        assert pool.free() == 0 and pool.busy == 2
+        got = _drain(pool, 4)
+        assert {t: v[1][0] for t, v in got.items()} == {t: t for t in "abcd"}
+        assert len({v[1][1] for v in got.values()}) == 2  # two processes ran the four
+        assert pool.free() == 4 and pool.replaced == 0
+
+
+def test_payloads_queued_behind_a_dead_or_stopped_worker_never_ran() -> None:
+    with WorkerPool(1, task, depth=2) as pool:
+        pool.submit("die", ("die", 0))
+        pool.submit("next", ("ok", 1))
+        got = _drain(pool, 2)
+        assert got["die"][1].kind == "worker"
+        assert got["next"] is NOT_STARTED
+        pool.submit("slow", ("sleep", 30), limit_s=0.5)
+        pool.submit("after", ("ok", 2))
+        got = _drain(pool, 2)
+        assert got["slow"][1].kind == "timeout" and got["after"] is NOT_STARTED
+        pool.submit("again", ("ok", 3))
+        assert _drain(pool, 1)["again"][1][0] == 3
+        assert pool.replaced == 2
+
+
+def test_a_large_payload_waits_in_the_parent_rather_than_in_a_busy_workers_pipe() -> None:
+    # Both payloads and both results are bigger than a pipe holds. Sent at once, the
+    # second would block the parent while the worker blocks sending the first's result.
+    big = "x" * (64 * QUEUED_BYTES_MAX)
+
+    def hung(_signum: int, _frame: Any) -> None:
+        raise AssertionError("the parent and the worker wait on each other")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(30)
+    try:
+        with WorkerPool(1, task, depth=2) as pool:
+            pool.submit("first", ("ok", big))
+            pool.submit("second", ("ok", big + "y"))
+            got = _drain(pool, 2)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert got["first"][1][0] == big and got["second"][1][0] == big + "y"

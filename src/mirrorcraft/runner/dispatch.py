@@ -216,6 +216,13 @@ class Dispatcher:
             self.breaker.release(e.endpoint)
             self.breaker.success(e.endpoint)
 
+    def put_back(self, e: Entry) -> None:
+        """An entry taken but never started (it waited behind an episode whose worker died):
+        first in the queue again, with no attempt counted."""
+        if e.endpoint is not None:
+            self.breaker.release(e.endpoint)
+        self.pending.insert(0, e)
+
     def faulted(self, e: Entry, fault: Fault) -> bool:
         """Apply the policy to a fault; True when the episode is queued again in this run."""
         now = self.clock()

@@ -18,13 +18,16 @@ from mirrorcraft.faults import Fault, InfrastructureFault, redact
 from mirrorcraft.runner.dispatch import Dispatcher, Entry
 from mirrorcraft.runner.executor import Job, run_job, run_job_async
 from mirrorcraft.runner.fault_report import component_of
-from mirrorcraft.runner.pool import WorkerPool
+from mirrorcraft.runner.pool import NOT_STARTED, WorkerPool
 from mirrorcraft.runner.progress import Progress
 from mirrorcraft.runner.records import EpisodeRecord
 from mirrorcraft.runner.spec import ExecutionSpec
 from mirrorcraft.runner.store import ResultStore
 
 POLL_S = 1.0
+QUEUE_DEPTH = 2
+"""Episodes handed to each worker process at once: the one it runs and the next, so it
+never waits for the parent between episodes (``runner.pool``)."""
 RAY_RECOUNT_S = 10.0
 """How often the Ray executor reads the cluster's CPU count again."""
 
@@ -135,17 +138,21 @@ def run_local(
     recorder = Recorder(store, progress, dispatcher, run_id or new_run_id(), on_record)
     running: dict[int, Entry] = {}
     warm(jobs)
-    with WorkerPool(workers, run_job) as pool:
+    with WorkerPool(workers, run_job, depth=QUEUE_DEPTH) as pool:
         while True:
             for entry in dispatcher.take(pool.free()):
                 running[id(entry)] = entry
                 pool.submit(id(entry), entry.job, entry.job.timeout_s)
             if not running and dispatcher.idle:
                 break
-            progress.running = len(running)
+            progress.running = pool.busy
             progress.show()
             for token, outcome in pool.collect(_wait(dispatcher, pool.free())):
-                recorder.handle(running.pop(token), outcome)
+                entry = running.pop(token)
+                if outcome is NOT_STARTED:  # queued behind an episode whose worker died
+                    dispatcher.put_back(entry)
+                else:
+                    recorder.handle(entry, outcome)
     progress.running = 0
     return dispatcher
 

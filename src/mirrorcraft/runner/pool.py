@@ -16,6 +16,14 @@ so the parent always knows which episode a worker holds:
 Workers ignore SIGINT (Ctrl-C reaches the whole process group; the parent then
 stops them) and turn SIGTERM into a normal exit, so an episode's cleanup code
 (closing a real game server) still runs.
+
+With ``depth`` 2 a busy worker is also handed its next payload, which waits in its pipe,
+so it starts that one as soon as it has sent a result instead of waiting while the
+parent stores the result and hands out work (about 2 ms an episode, 9% of a worker's
+time in the reference grid). A worker still runs one payload at a time. A payload that
+waited behind one that faulted never ran: ``collect`` returns it as ``NOT_STARTED``,
+to be queued again without counting as an attempt. Its time limit starts when the
+parent sees the result before it.
 """
 
 from __future__ import annotations
@@ -30,8 +38,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 from mirrorcraft.faults import Fault
@@ -39,6 +48,13 @@ from mirrorcraft.faults import Fault
 PR_SET_PDEATHSIG = 1
 GRACE_S = 3.0
 """How long a worker told to stop (SIGTERM) gets before it is killed."""
+QUEUED_BYTES_MAX = 16 * 1024
+"""A bigger payload is not left in a busy worker's pipe (a pipe holds 64 KiB on Linux;
+past that the parent's send would wait on a worker that waits on the parent). It is
+kept here and sent when the worker is free."""
+NOT_STARTED = ("not_started", None)
+"""``collect``'s outcome for a payload that waited behind one whose worker died or was
+stopped: it never ran."""
 
 
 def die_with_parent(parent_pid: int) -> None:
@@ -111,26 +127,50 @@ def describe_exit(code: int | None) -> str:
 
 
 @dataclass
+class _Held:
+    token: Any
+    limit: float | None
+    unsent: bytes | None = None
+    """The pickled payload, while it waits here rather than in the worker's pipe."""
+
+
+@dataclass
 class _Worker:
     process: Any  # multiprocessing.Process (typed loosely: it comes from a context)
     conn: Connection
-    token: Any = None
+    held: list[_Held] = field(default_factory=list)
+    """The payloads handed to this worker, in order; the first is running."""
     deadline: float = float("inf")
-    limit: float | None = None
-    busy: bool = False
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.held)
+
+    def start_next(self, now: float) -> None:
+        """The first held payload is now the running one: send it if it waited here."""
+        if not self.held:
+            self.deadline = float("inf")
+            return
+        head = self.held[0]
+        if head.unsent is not None:
+            self.conn.send_bytes(head.unsent)
+            head.unsent = None
+        self.deadline = now + head.limit if head.limit else float("inf")
 
 
 class WorkerPool:
     """Up to ``size`` worker processes running ``target(payload)`` one payload each at a time.
 
-    ``submit`` hands a payload to an idle worker (starting one if needed);
-    ``collect`` waits up to ``wait_s`` seconds and returns ``(token, outcome)``
-    pairs, where a worker's death or a payload past its time limit becomes
-    ``("fault", Fault(...))``. Use it from one thread; ``close`` stops every worker.
+    ``submit`` hands a payload to an idle worker (starting one if needed), or, with
+    ``depth`` above 1, queues it behind a busy one's; ``collect`` waits up to ``wait_s``
+    seconds and returns ``(token, outcome)`` pairs, where a worker's death or a payload
+    past its time limit becomes ``("fault", Fault(...))`` and the payloads queued behind
+    it ``NOT_STARTED``. Use it from one thread; ``close`` stops every worker.
     """
 
-    def __init__(self, size: int, target: Callable[[Any], Any]) -> None:
+    def __init__(self, size: int, target: Callable[[Any], Any], depth: int = 1) -> None:
         self.size = max(size, 1)
+        self.depth = max(depth, 1)
         self.target = target
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         self._ctx = multiprocessing.get_context(method)
@@ -146,10 +186,13 @@ class WorkerPool:
 
     @property
     def busy(self) -> int:
+        """Workers running a payload."""
         return sum(1 for w in self._workers if w.busy)
 
     def free(self) -> int:
-        return self.size - self.busy
+        """How many more payloads ``submit`` takes now (queued ones included)."""
+        held = sum(len(w.held) for w in self._workers)
+        return self.size * self.depth - held
 
     def _start(self) -> _Worker:
         mine, theirs = self._ctx.Pipe()
@@ -168,26 +211,39 @@ class WorkerPool:
         self._workers.append(worker)
         return worker
 
-    def _idle(self) -> _Worker:
+    def _choose(self) -> _Worker:
+        """An idle worker (a new one if none is idle and there is room), else the busy
+        worker holding the fewest payloads."""
         for w in list(self._workers):
             if not w.busy:
                 if w.process.is_alive():
                     return w
                 self._discard(w)  # died while idle
-        return self._start()
+        if len(self._workers) < self.size:
+            return self._start()
+        return min(self._workers, key=lambda w: len(w.held))
 
     def submit(self, token: Any, payload: Any, limit_s: float | None = None) -> None:
         if self.free() <= 0:
             raise RuntimeError("no free worker")
-        worker = self._idle()
-        try:
-            worker.conn.send(payload)
-        except (OSError, EOFError):
-            self._discard(worker)
-            worker = self._start()
-            worker.conn.send(payload)
-        worker.token, worker.busy, worker.limit = token, True, limit_s
-        worker.deadline = time.monotonic() + limit_s if limit_s else float("inf")
+        worker = self._choose()
+        data = bytes(ForkingPickler.dumps(payload))
+        held = _Held(token, limit_s)
+        if worker.busy and len(data) > QUEUED_BYTES_MAX:
+            held.unsent = data
+        else:
+            try:
+                worker.conn.send_bytes(data)
+            except (OSError, EOFError):
+                if worker.busy:  # it died running: collect reports that; this one waits here
+                    held.unsent = data
+                else:
+                    self._discard(worker)
+                    worker = self._start()
+                    worker.conn.send_bytes(data)
+        worker.held.append(held)
+        if len(worker.held) == 1:
+            worker.deadline = time.monotonic() + limit_s if limit_s else float("inf")
 
     def collect(self, wait_s: float) -> list[tuple[Any, Any]]:
         busy = [w for w in self._workers if w.busy]
@@ -201,29 +257,44 @@ class WorkerPool:
         for w in busy:
             if w.conn not in ready and w.process.sentinel not in ready:
                 continue
+            got = False
             received = _receive(w.conn)
-            if received is not None:
-                results.append((w.token, received[0]))
-                w.busy, w.token = False, None
+            while received is not None and w.held:
+                results.append((w.held.pop(0).token, received[0]))
+                got = True
+                try:
+                    w.start_next(time.monotonic())
+                except (OSError, EOFError):
+                    break  # it died: seen now if it has exited, else on a later call
+                received = _receive(w.conn) if w.held else None
+            if not w.held or (got and w.process.is_alive()):
                 continue
+            # nothing came although the pipe or the process said so: the worker is gone
             w.process.join(timeout=1.0)
             fault = Fault(
                 "worker",
                 f"the worker process running this episode {describe_exit(w.process.exitcode)}; "
                 "the episode is retried",
             )
-            results.append((w.token, ("fault", fault)))
-            self._discard(w)
+            results.extend(self._drop(w, fault))
         now = time.monotonic()
         for w in [w for w in self._workers if w.busy and w.deadline <= now]:
-            token, limit = w.token, w.limit
+            limit = w.held[0].limit or 0.0
             self._kill(w)
             fault = Fault(
                 "timeout",
                 f"the episode ran past its wall-clock limit of {limit:g} s and was stopped",
             )
-            results.append((token, ("fault", fault)))
+            results.extend(self._drop(w, fault))
         return results
+
+    def _drop(self, w: _Worker, fault: Fault) -> list[tuple[Any, Any]]:
+        """A worker is gone: its running payload gets ``fault``, the queued ones never ran."""
+        held, w.held = w.held, []
+        self._discard(w)
+        ran = held[0].unsent is None  # a payload still kept here was never sent
+        first = (held[0].token, ("fault", fault) if ran else NOT_STARTED)
+        return [first] + [(h.token, NOT_STARTED) for h in held[1:]]
 
     def _discard(self, w: _Worker) -> None:
         with contextlib.suppress(OSError):
