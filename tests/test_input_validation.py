@@ -212,3 +212,39 @@ def test_a_syntax_error_in_an_action_line_is_still_an_attempted_action(tmp_path:
     done = cli("play", "--world", "plains-1", "--task", "diamond", "--actions", str(path))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["reason"] == "invalid_args"
+
+
+BROKEN_YAML = [
+    "a: [1, 2\nb: 3\n",
+    "a: b: c\n",
+    "key: 'open quote\n",
+    "- one\ntwo: 2\n",
+    "a: &x [*x]\n",
+    "a: !!python/object:os.system {}\n",
+]
+
+
+def test_yaml_read_through_libyaml_gives_the_same_values_and_the_same_errors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every packaged YAML file parses to the same value with and without libyaml, and a
+    broken document gets the reference parser's message and line either way."""
+    from mirrorcraft import safeload
+
+    if safeload._CLoader is None:
+        pytest.skip("PyYAML here has no libyaml")
+    files = sorted(Path(safeload.__file__).parent.joinpath("data").rglob("*.yaml"))
+    assert len(files) > 20
+    texts = [(str(f), f.read_text()) for f in files]
+
+    def outcome(label: str, text: str) -> object:
+        try:
+            return ("value", safeload.parse_yaml(text, label))
+        except safeload.DataError as exc:
+            return ("error", str(exc))
+
+    fast = [outcome(label, text) for label, text in texts + [("b", t) for t in BROKEN_YAML]]
+    monkeypatch.setattr(safeload, "_CLoader", None)
+    slow = [outcome(label, text) for label, text in texts + [("b", t) for t in BROKEN_YAML]]
+    assert fast == slow
+    assert [kind for kind, _ in fast[-len(BROKEN_YAML) :]] == ["error"] * len(BROKEN_YAML)

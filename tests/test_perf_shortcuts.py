@@ -471,3 +471,40 @@ def test_nearby_entities_kept_between_moves_equal_a_fresh_count() -> None:
     ep.body.state.mobs_changed += 1
     after = sorted((n.id, n.distance, n.count) for n in ep.observe().nearby_entities)
     assert after == fresh() != sorted((n.id, n.distance, n.count) for n in before)
+
+
+def test_the_block_index_tables_equal_a_plain_computation_on_an_uneven_grid() -> None:
+    """Sections cut by the grid's edge (no side a multiple of 8), and ids of every
+    abundance: air, one past the census' list limit, one common but listed, rare ones."""
+    rng = np.random.default_rng(3)
+    grid = rng.choice(
+        np.array([0, 1, 2, 3, 4, 5], dtype=np.uint16),
+        size=(67, 61, 83),
+        p=[0.35, 0.45, 0.18, 0.015, 0.004, 0.001],
+    )
+    grid[60:, :, 70:] = 7  # a rare block only in the last, partial sections
+    world = type("World", (), {"grid": grid, "min_y": -10})()
+    index = BlockIndex(world)  # type: ignore[arg-type]
+    flat = grid.ravel()
+    tally = np.bincount(flat)
+    assert index.counts == {b: int(n) for b, n in enumerate(tally) if n}
+    assert tally[1] > 100_000 and 40_000 < tally[2] <= 100_000  # the limits are crossed
+    assert sorted(index.rare) == [3, 4, 5, 7]
+    for b in index.rare:
+        idx, xs, ys, zs = index.rare[b]
+        assert idx.tolist() == np.flatnonzero(flat == b).tolist()
+        assert (grid[xs, zs, ys] == b).all()
+    padded = np.pad(grid, [(0, -d % 8) for d in grid.shape], constant_values=65535)
+    nx, nz, ny = (d // 8 for d in padded.shape)
+    assert sorted(index.sections) == [1, 2]
+    for b in (1, 2):
+        holds = (padded == b).reshape(nx, 8, nz, 8, ny, 8).any(axis=(1, 3, 5))
+        assert index.sections[b].tolist() == np.argwhere(holds).tolist()
+    r = random.Random(4)
+    for _ in range(40):
+        pos = (r.randrange(67), r.randrange(83) - 10, r.randrange(61))
+        for radius in (3.0, 9.0, 20.0):
+            ids = [1, 2, 3, 4, 5, 7]
+            assert index.nearest_each(grid, {}, ids, pos, radius) == index._nearest_each_py(
+                grid, {}, frozenset(ids), pos, radius
+            )

@@ -64,17 +64,15 @@ class SectionBits:
     def of(
         cls,
         shape: tuple[int, ...],
-        order: NDArray[np.int64],
-        present: list[int],
-        starts: list[int],
-        ends: list[int],
+        runs: Mapping[int, NDArray[np.int64]],
+        counts: Mapping[int, int],
         sections: Mapping[int, NDArray[np.int32]],
     ) -> SectionBits | None:
-        """The table of a generated grid, from its cells' flat indices sorted by block id
-        (``order``; id ``present[i]`` at ``order[starts[i]:ends[i]]``) and, for ids with more
-        than ``LIST_LIMIT`` blocks, the (x, z, y) numbers of the sections holding them
-        (``BlockIndex.sections``). None when the grid holds more than ``MAX_IDS`` ids."""
-        rows = [(b, s, e) for b, s, e in zip(present, starts, ends, strict=True) if b != 0]
+        """The table of a generated grid, from each id's block count (``counts``, ascending
+        ids), the flat indices of the cells of each id with at most ``LIST_LIMIT`` blocks
+        (``runs``) and, for the ids with more, the (x, z, y) numbers of the sections holding
+        them (``BlockIndex.sections``). None when the grid holds more than ``MAX_IDS`` ids."""
+        rows = [(b, n) for b, n in counts.items() if b != 0]
         if len(rows) > MAX_IDS:
             return None
         bit_of = np.full(65536, -1, dtype=np.int16)
@@ -83,14 +81,14 @@ class SectionBits:
         has = np.zeros((nx * nz * ny, MAX_IDS), dtype=bool)
         scan = [0] * 4
         flats, bits, secs = [], [], []
-        for bit, (b, start, end) in enumerate(rows):
+        for bit, (b, n) in enumerate(rows):
             bit_of[b] = bit
-            if end - start > LIST_LIMIT and b in sections:
+            if n > LIST_LIMIT and b in sections:
                 where = sections[b].astype(np.int64)
                 has[(where[:, 0] * nz + where[:, 1]) * ny + where[:, 2], bit] = True
                 scan[bit >> 6] |= 1 << (bit & 63)
                 continue
-            flat = order[start:end]
+            flat = runs[b]
             x, z, y = flat // (sz * sy), (flat // sy) % sz, flat % sy
             sec = ((x // SECTION) * nz + z // SECTION) * ny + y // SECTION
             has[sec, bit] = True

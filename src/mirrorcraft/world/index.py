@@ -38,6 +38,18 @@ class Hit(NamedTuple):
         return float(self.d2**0.5)
 
 
+def _sections_holding(grid: NDArray[np.uint16], bid: int) -> NDArray[np.int32]:
+    """The (x, z, y) numbers of the SECTION-cubed sections of ``grid`` holding ``bid``."""
+    mask = grid == bid
+    pad = [(0, -d % SECTION) for d in grid.shape]
+    if any(p for _, p in pad):
+        mask = np.pad(mask, pad)
+    nx, nz, ny = (d // SECTION for d in mask.shape)
+    # SECTION (8) booleans along y are one 8-byte word: nonzero if any of them is set.
+    rows = np.ascontiguousarray(mask).view(np.uint64).reshape(nx, SECTION, nz, SECTION, ny) != 0
+    return np.argwhere(rows.any(axis=3).any(axis=1)).astype(np.int32)
+
+
 class BlockIndex:
     """Generated positions per block id; shared read-only by every episode of a world."""
 
@@ -46,13 +58,20 @@ class BlockIndex:
         self.shape = grid.shape
         self.min_y = world.min_y
         flat = grid.ravel()
-        order = np.argsort(flat, kind="stable")
-        # Each id's run in ``order``, from its count (cheaper than searching the sorted ids).
         tally = np.bincount(flat)
         present = np.flatnonzero(tally)
-        ends = np.cumsum(tally)[present]
-        starts = ends - tally[present]
-        self.counts: dict[int, int] = {}
+        self.counts: dict[int, int] = dict(
+            zip(present.tolist(), tally[present].tolist(), strict=True)
+        )
+        # Where each id with few enough blocks is: the flat indices of its cells, ascending.
+        # Only those ids are sorted (a stable sort of their cells by id), not the whole grid.
+        listed = tally <= max(RARE_LIMIT, census_native.LIST_LIMIT)
+        cells = np.flatnonzero(listed[flat])
+        order = cells[np.argsort(flat[cells], kind="stable")]
+        ends = np.cumsum(np.where(listed, tally, 0))
+        runs: dict[int, NDArray[np.int64]] = {
+            b: order[ends[b] - tally[b] : ends[b]] for b in present.tolist() if listed[b]
+        }
         self._combos: dict[frozenset[int], Combined] = {}
         self._luts: dict[frozenset[int], NDArray[np.bool_]] = {}
         self._common: dict[frozenset[int], list[int]] = {}
@@ -62,29 +81,21 @@ class BlockIndex:
             int, tuple[NDArray[np.int64], NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]]
         ] = {}
         _, sz, sy = self.shape
-        for bid, start, end in zip(present.tolist(), starts.tolist(), ends.tolist(), strict=True):
-            self.counts[bid] = end - start
-            if bid != 0 and end - start <= RARE_LIMIT:
-                idx = np.sort(order[start:end]).astype(np.int64)
+        for bid, count in self.counts.items():
+            if bid != 0 and count <= RARE_LIMIT:
+                idx = runs[bid].astype(np.int64)
                 xs = (idx // (sz * sy)).astype(np.int32)
                 zs = ((idx // sy) % sz).astype(np.int32)
                 ys = (idx % sy).astype(np.int32)
                 self.rare[bid] = (idx, xs, ys, zs)
         # Common ids: which 8x8x8 sections contain them (generated state; mining only removes).
-        self.sections: dict[int, NDArray[np.int32]] = {}
-        sx, sz, sy = self.shape
-        pad = (-sx % SECTION, -sz % SECTION, -sy % SECTION)
-        for bid in self.counts:
-            if bid == 0 or bid in self.rare:
-                continue
-            mask = np.pad(np.asarray(grid == bid), [(0, p) for p in pad])
-            nx, nz, ny = (d // SECTION for d in mask.shape)
-            has = mask.reshape(nx, SECTION, nz, SECTION, ny, SECTION).any(axis=(1, 3, 5))
-            self.sections[bid] = np.argwhere(has).astype(np.int32)
+        self.sections: dict[int, NDArray[np.int32]] = {
+            bid: _sections_holding(grid, bid)
+            for bid in self.counts
+            if bid != 0 and bid not in self.rare
+        }
         self.section_bits = (
-            census_native.SectionBits.of(
-                self.shape, order, present.tolist(), starts.tolist(), ends.tolist(), self.sections
-            )
+            census_native.SectionBits.of(self.shape, runs, self.counts, self.sections)
             if census_native.ENABLED
             else None
         )
