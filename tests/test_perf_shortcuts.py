@@ -508,3 +508,35 @@ def test_the_block_index_tables_equal_a_plain_computation_on_an_uneven_grid() ->
             assert index.nearest_each(grid, {}, ids, pos, radius) == index._nearest_each_py(
                 grid, {}, frozenset(ids), pos, radius
             )
+
+
+def test_surface_heights_follow_every_block_change() -> None:
+    """``surface_y`` (the generated heights, then each changed column read again) equals
+    reading the column from the grid, before and after digging, placing and clearing."""
+    ep = episode("taiga-1", inventory={"iron_pickaxe": 2, "iron_shovel": 2, "dirt": 64})
+    state = ep.body.state
+    rng = random.Random(5)
+
+    def check(columns: list[tuple[int, int]]) -> None:
+        for x, z in columns:
+            assert state.surface_y(x, z) == state._surface_read(x, z), (x, z)
+
+    everywhere = [(x, z) for x in range(state.size) for z in range(state.size)]
+    check(rng.sample(everywhere, 400))
+    for _ in range(3):
+        act(ep, "mine", block="stone", count=4)
+        act(ep, "mine", block="dirt", count=2)
+    x, _y, z = ep.body.pos
+    top = state.surface_y(x + 3, z + 3)
+    state.set_block((x + 3, top + 4, z + 3), "stone")  # a block floating above the ground
+    state.set_block((x + 4, state.surface_y(x + 4, z + 4), z + 4), "air")  # the top dug out
+    for column in ((x + 5, z + 5), (x + 6, z + 6)):  # a column emptied to the bottom
+        for yy in range(state.min_y, state.max_y):
+            state.set_block((column[0], yy, column[1]), "air")
+    assert state.surface_y(x + 3, z + 3) == top + 4
+    assert state.surface_y(x + 5, z + 5) == state.min_y
+    changed = sorted({(p[0], p[2]) for p, _old, _new in state.changes})
+    assert len(changed) > 5
+    check(changed + rng.sample(everywhere, 400))
+    state.set_block((x + 3, top + 4, z + 3), "air")  # and gone again
+    assert state.surface_y(x + 3, z + 3) == top

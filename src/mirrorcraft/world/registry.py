@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
 
 from mirrorcraft.rules.game import GameData, load_game_data
 from mirrorcraft.safeload import load_yaml_file
@@ -87,6 +90,24 @@ class LoadedWorld:
     index: BlockIndex
     grid_file: Path | None = None
     """The world's grid on disk (see world/cache.py): episodes map it copy-on-write."""
+
+    @cached_property
+    def solid_lut(self) -> NDArray[np.bool_]:
+        """Block id -> True where the body cannot stand in it (the complement of passable)."""
+        names = self.world.palette.names
+        lut = np.ones(max(len(names), 1), dtype=np.bool_)
+        for i in self.world.palette.passable_ids:
+            if 0 <= i < lut.size:
+                lut[i] = False
+        return lut
+
+    @cached_property
+    def surface(self) -> NDArray[np.int64]:
+        """Per (x, z) column of the generated grid: the y of its highest block the body
+        cannot stand in (``min_y`` where there is none), as ``WorldState.surface_y``."""
+        solid = self.solid_lut[self.world.grid]
+        top = solid.shape[2] - 1 - np.argmax(solid[:, :, ::-1], axis=2)
+        return np.where(solid.any(axis=2), top, 0).astype(np.int64) + self.world.min_y
 
 
 FILE_WORLD_SEP = "#"
