@@ -118,7 +118,9 @@ def warm(jobs: Iterable[Job]) -> None:
             continue
     for world in dict.fromkeys(j.condition.world for j in jobs if j.backend == "sim"):
         try:
-            load_world(world)
+            # Its surface heights too: worked out in each worker, they would cost each
+            # one the time and bring the whole grid file into its resident memory.
+            load_world(world).surface  # noqa: B018
         except Exception:  # only the episodes in this world report it
             continue
 
