@@ -248,3 +248,33 @@ def test_yaml_read_through_libyaml_gives_the_same_values_and_the_same_errors(
     slow = [outcome(label, text) for label, text in texts + [("b", t) for t in BROKEN_YAML]]
     assert fast == slow
     assert [kind for kind, _ in fast[-len(BROKEN_YAML) :]] == ["error"] * len(BROKEN_YAML)
+
+
+def test_the_nesting_check_agrees_with_a_recursive_count() -> None:
+    import random
+
+    from mirrorcraft.safeload import too_deep
+
+    def depth(value: object) -> int:
+        if isinstance(value, dict):
+            return 1 + max((depth(v) for v in value.values()), default=0)
+        if isinstance(value, list):
+            return 1 + max((depth(v) for v in value), default=0)
+        return 0
+
+    rng = random.Random(7)
+
+    def make(levels: int) -> object:
+        if levels == 0 or rng.random() < 0.25:
+            return rng.choice([1, "x", None, 2.5, True])
+        if rng.random() < 0.5:
+            return [make(levels - 1) for _ in range(rng.randint(0, 3))]
+        return {str(i): make(levels - 1) for i in range(rng.randint(0, 3))}
+
+    for _ in range(2000):
+        doc, limit = make(rng.randint(0, 12)), rng.randint(1, 10)
+        assert too_deep(doc, limit) == (depth(doc) > limit)
+    chain: object = 1
+    for _ in range(5):
+        chain = [{"a": chain}]
+    assert too_deep(chain, 10) is False and too_deep(chain, 9) is True

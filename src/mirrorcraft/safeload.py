@@ -95,16 +95,21 @@ def _finite(text: str) -> float:
 
 
 def too_deep(doc: Any, limit: int = MAX_DEPTH) -> bool:
-    """Does ``doc`` (parsed JSON/YAML: dicts, lists, scalars) nest deeper than ``limit``?"""
-    stack: list[tuple[Any, int]] = [(doc, 1)]
-    while stack:
-        value, depth = stack.pop()
+    """Does ``doc`` (parsed JSON/YAML: dicts, lists, scalars) nest deeper than ``limit``?
+
+    Walked one level at a time (the containers at depth d, then their containers): no
+    pair per value, which made this walk half of loading a results database."""
+    level = [doc] if type(doc) is dict or type(doc) is list else []
+    depth = 1
+    while level:
         if depth > limit:
             return True
-        if type(value) is dict:
-            stack.extend((v, depth + 1) for v in value.values() if type(v) in (dict, list))
-        elif type(value) is list:
-            stack.extend((v, depth + 1) for v in value if type(v) in (dict, list))
+        below: list[Any] = []
+        for value in level:
+            children = value.values() if type(value) is dict else value
+            below += [v for v in children if type(v) is dict or type(v) is list]
+        level = below
+        depth += 1
     return False
 
 

@@ -164,11 +164,11 @@ def _check_fields(
 ) -> None:
     if not isinstance(doc, dict):
         raise ValueError("expected a JSON object")
-    missing = [name for name in required if name not in doc]
-    if missing:
-        raise ValueError(f"missing field(s) {', '.join(missing)}")
-    unknown = sorted(set(doc) - set(checks))
-    if unknown:
+    if not doc.keys() <= checks.keys() or any(name not in doc for name in required):
+        missing = [name for name in required if name not in doc]
+        if missing:
+            raise ValueError(f"missing field(s) {', '.join(missing)}")
+        unknown = sorted(set(doc) - set(checks))
         raise ValueError(f"unknown field(s) {', '.join(unknown)}")
     for name, value in doc.items():
         check, what = checks[name]
