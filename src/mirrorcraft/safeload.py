@@ -276,7 +276,7 @@ def parse_yaml(text: str, source: str) -> Any:
         fast.source = source
         try:
             return fast.get_single_data()
-        except Exception:
+        except Exception:  # worded below, by the parser whose messages users see
             pass
         finally:
             fast.dispose()
