@@ -103,11 +103,12 @@ def paper_size_run(workers: int, quick: bool) -> None:
         "repetitions": reps,
     }
     episodes = len(worlds) * len(RULES) * len(TASKS) * 4 * reps
-    command = Path(sys.executable).with_name("mirrorcraft")
+    script = Path(sys.executable).with_name("mirrorcraft")  # the installed command
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "mirrorcraft.cli"]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "spec.yaml"
         path.write_text(yaml.safe_dump(spec))
-        argv = [str(command), "run", str(path), "--workers", str(workers), "--out", tmp + "/out"]
+        argv = [*command, "run", str(path), "--workers", str(workers), "--out", tmp + "/out"]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
