@@ -48,20 +48,21 @@ PAPER_EPISODES = 8640
 6 configurations, plus the disclosed ReAct's Mirror episodes."""
 
 
+def _spec_doc(agents: list[str], worlds: list[str], reps: int) -> dict[str, object]:
+    return {
+        "schema_version": 1,
+        "name": f"bench-{'-'.join(agents)}",
+        "worlds": worlds,
+        "rules": RULES,
+        "tasks": TASKS,
+        "agents": agents,
+        "repetitions": reps,
+    }
+
+
 def _spec(agent: str | list[str], worlds: list[str], reps: int) -> ExperimentSpec:
     agents = [agent] if isinstance(agent, str) else agent
-    return parse_spec(
-        {
-            "schema_version": 1,
-            "name": f"bench-{'-'.join(agents)}",
-            "worlds": worlds,
-            "rules": RULES,
-            "tasks": TASKS,
-            "agents": agents,
-            "repetitions": reps,
-        },
-        "bench",
-    )
+    return parse_spec(_spec_doc(agents, worlds, reps), "bench")
 
 
 def warm_up(agent: str, worlds: list[str]) -> None:
@@ -93,16 +94,9 @@ def paper_size_run(workers: int, quick: bool) -> None:
     """The reference grid at the paper's size through ``mirrorcraft run``, as a user runs
     it (a fresh process, its start, the report and its end included)."""
     reps, worlds = (1, WORLDS[:1]) if quick else (PAPER_REPETITIONS, WORLDS)
-    spec = {
-        "schema_version": 1,
-        "name": "bench-paper-size",
-        "worlds": worlds,
-        "rules": RULES,
-        "tasks": TASKS,
-        "agents": ["vanilla-planner", "adaptive-planner", "oracle", "random"],
-        "repetitions": reps,
-    }
-    episodes = len(worlds) * len(RULES) * len(TASKS) * 4 * reps
+    agents = ["vanilla-planner", "adaptive-planner", "oracle", "random"]
+    spec = _spec_doc(agents, worlds, reps)
+    episodes = len(worlds) * len(RULES) * len(TASKS) * len(agents) * reps
     script = Path(sys.executable).with_name("mirrorcraft")  # the installed command
     command = [str(script)] if script.exists() else [sys.executable, "-m", "mirrorcraft.cli"]
     with tempfile.TemporaryDirectory() as tmp:

@@ -70,10 +70,9 @@ class WorldState:
     passable_ids: frozenset[int] = field(init=False)
     solid_lut: NDArray[np.bool_] = field(init=False)
     """Shared with every episode of the world: never written."""
-    _surface: dict[tuple[int, int], int] = field(init=False, default_factory=dict)
-    """Columns whose surface was looked up since a block in them last changed."""
-    _touched: set[tuple[int, int]] = field(init=False, default_factory=set)
-    """Columns where a block changed: their surface is no longer the generated one."""
+    _surface: dict[tuple[int, int], int | None] = field(init=False, default_factory=dict)
+    """Columns where a block changed: their surface read again (None: not yet since the
+    last change). The other columns' surface is the generated one."""
 
     def __post_init__(self) -> None:
         self.min_y = self.loaded.world.min_y
@@ -113,9 +112,7 @@ class WorldState:
             self.placed[old].discard(p)
         self.stations.pop(p, None)
         self.grid[p[0], p[2], p[1] - self.min_y] = bid
-        column = (p[0], p[2])
-        self._surface.pop(column, None)
-        self._touched.add(column)
+        self._surface[(p[0], p[2])] = None
         if bid != 0:
             self.placed.setdefault(bid, set()).add(p)
         self.version += 1
@@ -130,16 +127,14 @@ class WorldState:
         The generated world's answer (``LoadedWorld.surface``) until a block in the
         column changes; then the column is read again, and kept until the next change."""
         column = (x, z)
-        y = self._surface.get(column)
-        if y is None:
-            if not (0 <= x < self.size and 0 <= z < self.size):
-                return self._surface_read(x, z)  # as numpy indexes it (or refuses)
-            if column in self._touched:
-                y = self._surface_read(x, z)
-            else:
-                y = int(self.loaded.surface[x, z])
-            self._surface[column] = y
-        return y
+        if column in self._surface:
+            y = self._surface[column]
+            if y is None:
+                y = self._surface[column] = self._surface_read(x, z)
+            return y
+        if 0 <= x < self.size and 0 <= z < self.size:
+            return int(self.loaded.surface.item(x, z))
+        return self._surface_read(x, z)  # as numpy indexes it (or refuses)
 
     def _surface_read(self, x: int, z: int) -> int:
         """``surface_y`` read from the grid (the reference the tests compare with)."""
