@@ -93,3 +93,18 @@ def test_a_large_payload_waits_in_the_parent_rather_than_in_a_busy_workers_pipe(
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert got["first"][1][0] == big and got["second"][1][0] == big + "y"
+
+
+def test_a_result_sent_as_the_deadline_passes_is_kept_not_stopped(monkeypatch: Any) -> None:
+    """The race where a worker's result arrives after ``wait`` returned, past its deadline:
+    ``wait`` is made to see nothing, so only the deadline check can find the result."""
+    import mirrorcraft.runner.pool as pool_module
+
+    with WorkerPool(1, task, depth=2) as pool:
+        pool.submit("a", ("sleep", 0.3), limit_s=0.2)
+        pool.submit("b", ("ok", 2), limit_s=30)
+        time.sleep(1.0)  # both results are in the pipe; the first one's deadline has passed
+        monkeypatch.setattr(pool_module, "wait", lambda _objects, _timeout: [])
+        got = dict(pool.collect(0.0))
+        assert got == {"a": ("ok", (0.3, got["a"][1][1])), "b": ("ok", (2, got["a"][1][1]))}
+        assert pool.replaced == 0 and pool.free() == 2

@@ -257,16 +257,7 @@ class WorkerPool:
         for w in busy:
             if w.conn not in ready and w.process.sentinel not in ready:
                 continue
-            got = False
-            received = _receive(w.conn)
-            while received is not None and w.held:
-                results.append((w.held.pop(0).token, received[0]))
-                got = True
-                try:
-                    w.start_next(time.monotonic())
-                except (OSError, EOFError):
-                    break  # it died: seen now if it has exited, else on a later call
-                received = _receive(w.conn) if w.held else None
+            got = self._take(w, results)
             if not w.held or (got and w.process.is_alive()):
                 continue
             # nothing came although the pipe or the process said so: the worker is gone
@@ -279,6 +270,10 @@ class WorkerPool:
             results.extend(self._drop(w, fault))
         now = time.monotonic()
         for w in [w for w in self._workers if w.busy and w.deadline <= now]:
+            # A result sent after ``wait`` returned is taken, not thrown away with the worker.
+            self._take(w, results)
+            if not w.busy or w.deadline > now:
+                continue
             limit = w.held[0].limit or 0.0
             self._kill(w)
             fault = Fault(
@@ -287,6 +282,21 @@ class WorkerPool:
             )
             results.extend(self._drop(w, fault))
         return results
+
+    def _take(self, w: _Worker, results: list[tuple[Any, Any]]) -> bool:
+        """Move the results waiting in ``w``'s pipe to ``results``, each starting the
+        worker's next payload; whether any came."""
+        got = False
+        received = _receive(w.conn)
+        while received is not None and w.held:
+            results.append((w.held.pop(0).token, received[0]))
+            got = True
+            try:
+                w.start_next(time.monotonic())
+            except (OSError, EOFError):
+                break  # it died: seen now if it has exited, else on a later call
+            received = _receive(w.conn) if w.held else None
+        return got
 
     def _drop(self, w: _Worker, fault: Fault) -> list[tuple[Any, Any]]:
         """A worker is gone: its running payload gets ``fault``, the queued ones never ran."""
