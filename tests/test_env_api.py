@@ -114,3 +114,24 @@ def test_reward_is_the_score_increase_and_success_terminates() -> None:
         reward == 100 - 65 and terminated and not truncated and info["success"]
     )  # ingots at the start gave 65
     assert info["new_milestones"] == ["story/obtain_armor"]
+
+
+def test_an_episode_is_freed_as_soon_as_it_is_dropped_not_by_the_collector() -> None:
+    """Nothing of an episode (body, world state and its grid, evaluator) is held in a
+    reference cycle: a reset frees the last one at once, even with the collector off.
+    The body once kept a strong reference to itself through its path-planning cache."""
+    import gc
+    import weakref
+
+    env = make("plains-1@M02/iron_armor", budget=40)
+    env.reset(seed=3)
+    for block in ("oak_log", "dirt", "stone", "coal_ore"):
+        env.step({"skill": "mine", "args": {"block": block, "count": 2}})
+    assert env.episode is not None and env.episode.body._clearable_now is not None
+    gone = [weakref.ref(o) for o in (env.episode.state, env.episode.body, env.episode.evaluator)]
+    gc.disable()
+    try:
+        env.reset(seed=4)
+        assert [r() is None for r in gone] == [True, True, True]
+    finally:
+        gc.enable()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -62,17 +64,26 @@ class Blocked:
 
 class Clearable:
     """A ``can_clear`` that also keeps its answers by block id (-1: not asked yet), for the
-    compiled straight line. It must answer for one fixed set of owned tools."""
+    compiled straight line. It must answer for one fixed set of owned tools.
 
-    __slots__ = ("ask", "table")
+    A bound method is held weakly: the body keeps its ``Clearable``, and a strong
+    reference back would make the two a cycle that keeps the episode's world grid
+    alive until the garbage collector runs."""
+
+    __slots__ = ("_ask", "table")
 
     def __init__(self, ask: Callable[[str], bool], ids: int):
-        self.ask = ask
+        self._ask: Callable[[], Callable[[str], bool] | None] = (
+            weakref.WeakMethod(ask) if inspect.ismethod(ask) else lambda: ask
+        )
         self.table = np.full(ids, -1, dtype=np.int8)
         """By block id of the world's palette (``ids`` of them)."""
 
     def __call__(self, name: str) -> bool:
-        return self.ask(name)
+        ask = self._ask()
+        if ask is None:
+            raise ReferenceError("the body this Clearable answers for is gone")
+        return ask(name)
 
 
 def _line_approach(
