@@ -102,6 +102,58 @@ def test_selector_budget_keys_expand_and_task_ids_win(tmp_path: Path) -> None:
     )  # --limit 0 runs nothing, which is no failure
 
 
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ({"worlds": ["plains-1", "plains-1"]}, "field 'worlds': 'plains-1' is listed twice"),
+        ({"rules": ["vanilla", "M04", "vanilla"]}, "field 'rules': 'vanilla' is listed twice"),
+        (
+            {"rules": ["vanilla", "M04"], "disclosure": ["hidden", "hidden"]},
+            "field 'disclosure': 'hidden' is listed twice",
+        ),
+        (
+            {"models": [{"name": "m", "base_url": "http://a/v1"}, {"name": "m"}]},
+            "field 'models': model 'm' is listed twice",
+        ),
+    ],
+)
+def test_an_entry_listed_twice_is_refused(
+    tmp_path: Path, changes: dict[str, object], fragment: str
+) -> None:
+    """Each would expand into the same episode ids twice: counted and run twice, stored once
+    (and, for two endpoints under one model name, one overwriting the other)."""
+    refused(run_spec(tmp_path, **changes), "spec.yaml", fragment)
+    assert not (tmp_path / "out").exists()
+
+
+def test_command_line_agents_are_validated_like_the_spec_s(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(SPEC))
+    out = str(tmp_path / "out")
+    refused(cli("run", str(spec), "--out", out, "--agent", "random,random"), "listed twice")
+    refused(cli("run", str(spec), "--out", out, "--agent", ","), "field 'agents'")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_accumulation_evaluation_world_listed_twice_is_refused(tmp_path: Path) -> None:
+    spec = tmp_path / "acc.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "schema_version": 1,
+                "kind": "accumulation",
+                "name": "acc",
+                "models": [{"name": "mock-planner"}],
+                "variants": ["full"],
+                "train": {"worlds": ["plains-1"], "tasks": ["group:wooden"], "episodes": 2},
+                "checkpoints": [0, 2],
+                "eval": {"worlds": ["plains-1", "plains-1"], "tasks": ["obtain_crafting_table"]},
+            }
+        )
+    )
+    refused(cli("run", str(spec), "--out", str(tmp_path / "out")), "'plains-1' is listed twice")
+
+
 @pytest.mark.parametrize("budget", ["0", "-5", "100001", "ten"])
 def test_play_budget_must_be_a_positive_whole_number(budget: str) -> None:
     done = cli(

@@ -34,6 +34,7 @@ from mirrorcraft.runner.spec import (
     SpecError,
     expand,
     load_spec,
+    parse_spec,
 )
 from mirrorcraft.runner.store import ResultStore, StoreError
 from mirrorcraft.world.registry import world_problem
@@ -131,7 +132,13 @@ def _spec(args: argparse.Namespace) -> ExperimentSpec:
         )
     if getattr(args, "backend", None):
         changes["backend"] = args.backend
-    return spec.model_copy(update=changes) if changes else spec
+    if not changes:
+        return spec
+    # Validated again, so an option can no more list an agent twice (or none) than the file can.
+    try:
+        return parse_spec({**spec.model_dump(), **changes}, f"{path} with the command's options")
+    except SpecError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _validate(spec: ExperimentSpec) -> None:

@@ -46,6 +46,7 @@ from mirrorcraft.runner.spec import (
     ModelSpec,
     episode_seed,
     identity_json,
+    repeated,
 )
 
 AGENT = "mineevolve"
@@ -110,6 +111,14 @@ class EvalSpec(_Strict):
     def _known(cls, tasks: tuple[str, ...]) -> tuple[str, ...]:
         return _expand(tasks)
 
+    @field_validator("worlds", "rules")
+    @classmethod
+    def _listed_once(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        """A world or rule set listed twice would give the same evaluation episodes twice."""
+        if twice := repeated(values):
+            raise ValueError(f"{twice!r} is listed twice")
+        return values
+
 
 class VariantSpec(_Strict):
     name: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
@@ -161,6 +170,16 @@ class AccumulationSpec(_Strict):
     def _budgets_valid(cls, raw: Any) -> Any:
         """Positive whole budgets keyed by task ids or selectors (selectors expanded)."""
         return expand_budgets(raw) if isinstance(raw, dict) else raw
+
+    @field_validator("models")
+    @classmethod
+    def _model_names_unique(cls, models: tuple[ModelSpec, ...]) -> tuple[ModelSpec, ...]:
+        if twice := repeated(m.name for m in models):
+            raise ValueError(
+                f"model {twice!r} is listed twice; episodes are keyed by the model's name, "
+                "so give each entry its own"
+            )
+        return models
 
     @field_validator("variants", mode="before")
     @classmethod

@@ -106,6 +106,16 @@ class AgentEntry(BaseModel):
         return self.label or self.name
 
 
+def repeated(values: Iterable[str]) -> str | None:
+    """The first value that occurs a second time, or None."""
+    seen: set[str] = set()
+    for v in values:
+        if v in seen:
+            return v
+        seen.add(v)
+    return None
+
+
 def runner_options(options: dict[str, Any]) -> dict[str, Any]:
     """Agent options without the ``client`` block (how a remote agent is reached, never what
     it is shown): the part that is hashed into the condition."""
@@ -235,6 +245,26 @@ class ExperimentSpec(BaseModel):
         if not isinstance(raw, dict):
             return raw  # the type check words the error
         return expand_budgets(raw, info.data.get("tasks"))
+
+    @field_validator("worlds", "mirror_worlds", "rules", "disclosure")
+    @classmethod
+    def _listed_once(cls, values: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        """An entry listed twice would expand into the same episodes twice (one id, run twice,
+        stored once)."""
+        if values and (twice := repeated(values)):
+            raise ValueError(f"{twice!r} is listed twice")
+        return values
+
+    @field_validator("models")
+    @classmethod
+    def _model_names_unique(cls, models: tuple[ModelSpec, ...]) -> tuple[ModelSpec, ...]:
+        """Episodes are keyed by the model's name: two entries of one name would share them."""
+        if twice := repeated(m.name for m in models):
+            raise ValueError(
+                f"model {twice!r} is listed twice; episodes are keyed by the model's name, "
+                "so give each entry its own"
+            )
+        return models
 
     @model_validator(mode="after")
     def _agent_ids_unique(self) -> ExperimentSpec:
