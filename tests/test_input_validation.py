@@ -126,6 +126,52 @@ def test_an_entry_listed_twice_is_refused(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ({"disclosure": []}, "field 'disclosure'"),
+        ({"models": []}, "field 'models'"),
+        ({"rules": ["M04"], "mirror_worlds": []}, "the spec asks for no episodes"),
+        ({"rules": ["vanilla", "M04"], "disclosure": ["disclosed"]}, "asks for no episodes"),
+        ({"disclosure": ["disclosed"], "disclosed_agents": ["random"]}, "asks for no episodes"),
+    ],
+)
+def test_a_spec_that_asks_for_no_episodes_is_refused(
+    tmp_path: Path, changes: dict[str, object], fragment: str
+) -> None:
+    """Such a spec used to run nothing, print empty tables and exit 0."""
+    refused(run_spec(tmp_path, **changes), "spec.yaml", fragment)
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_no_episodes_check_agrees_with_expand() -> None:
+    import itertools
+
+    from mirrorcraft.runner.spec import ExperimentSpec, SpecError, expand, parse_spec
+
+    grid = itertools.product(
+        (["vanilla"], ["M04"], ["vanilla", "M04"]),
+        (None, [], ["plains-1"]),
+        (["hidden"], ["disclosed"], ["hidden", "disclosed"]),
+        (["react"], ["random"]),
+    )
+    for rules, mirror_worlds, disclosure, told in grid:
+        raw = {**SPEC, "worlds": ["plains-1", "taiga-1"], "rules": rules}
+        raw |= {"disclosure": disclosure, "disclosed_agents": told}
+        if mirror_worlds is not None:
+            raw["mirror_worlds"] = mirror_worlds
+        unchecked = ExperimentSpec.model_construct(
+            **{k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+        )
+        try:
+            parse_spec(raw, "s")
+            accepted = True
+        except SpecError as exc:
+            assert "asks for no episodes" in str(exc), (raw, exc)
+            accepted = False
+        assert accepted == bool(expand(unchecked)), raw
+
+
 def test_command_line_agents_are_validated_like_the_spec_s(tmp_path: Path) -> None:
     spec = tmp_path / "spec.yaml"
     spec.write_text(yaml.safe_dump(SPEC))

@@ -205,8 +205,8 @@ class ExperimentSpec(BaseModel):
     )
     agents: tuple[str | AgentEntry, ...] = Field(min_length=1)
     """Agent names, or entries with options (``AgentEntry``)."""
-    models: tuple[ModelSpec, ...] = (ModelSpec(name="none"),)
-    disclosure: tuple[Literal["hidden", "disclosed"], ...] = ("hidden",)
+    models: tuple[ModelSpec, ...] = Field((ModelSpec(name="none"),), min_length=1)
+    disclosure: tuple[Literal["hidden", "disclosed"], ...] = Field(("hidden",), min_length=1)
     disclosed_agents: tuple[str, ...] = ("react",)
     """Agents that are also run with the rule sheet when ``disclosed`` is listed (Mirror only)."""
     repetitions: int = Field(1, ge=1, le=1000)
@@ -289,6 +289,22 @@ class ExperimentSpec(BaseModel):
             stray = [w for w in self.mirror_worlds if w not in self.worlds]
             if stray:
                 raise ValueError(f"mirror_worlds names {stray[0]!r}, which is not in worlds")
+        return self
+
+    @model_validator(mode="after")
+    def _asks_for_episodes(self) -> ExperimentSpec:
+        """Refuse a spec whose settings cancel out (say, only Mirror suites with
+        ``mirror_worlds: []``): it would run nothing and report success. The same
+        conditions as ``expand``'s, without building the episodes."""
+        told = any(a in self.disclosed_agents for a in self.agent_ids)
+        runs = [r for w in self.worlds for r in self.rules if r == "vanilla" or self.runs_mirror(w)]
+        if not any(
+            d == "hidden" or (r != "vanilla" and told) for r in runs for d in self.disclosure
+        ):
+            raise ValueError(
+                "the spec asks for no episodes: its rules, mirror_worlds, disclosure and "
+                "disclosed_agents leave no condition to run"
+            )
         return self
 
     def runs_mirror(self, world: str) -> bool:
