@@ -25,3 +25,20 @@ def test_export_jsonl_and_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert len(rows) == len(records) and json.loads(rows[0]["score_trace"]) is not None
     assert main(["export", str(tmp_path / "missing.db"), "--out", str(tmp_path / "x")]) == 2
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_export_never_writes_over_a_results_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    """``--format jsonl --out results.sqlite`` used to replace the run's results (here the
+    export's own input) with the export; it is refused and both databases are untouched."""
+    records, steps = synthetic_study(seed=3, worlds=("plains-1",), reps=1)
+    db = write_db(tmp_path / "r.db", records, steps)
+    other = write_db(tmp_path / "other.sqlite", records, steps)
+    before = db.read_bytes(), other.read_bytes()
+    for out in (db, other):
+        assert main(["export", str(db), "--format", fmt, "--out", str(out)]) == 2
+        assert "is a SQLite database" in capsys.readouterr().err
+    assert (db.read_bytes(), other.read_bytes()) == before
+    assert main(["analyze", str(db)]) == 0

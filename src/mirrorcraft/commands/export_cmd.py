@@ -69,9 +69,28 @@ def export_format(out: Path, given: str | None) -> str:
     return given
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _refuse_database(out: Path) -> None:
+    """Never write an export over a SQLite file: ``--format jsonl --out results.sqlite``
+    would otherwise replace a run's results (its own input, even) with the export."""
+    try:
+        with out.open("rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except OSError:
+        return  # absent (or unreadable: the write below says why)
+    if head == SQLITE_HEADER:
+        raise UserError(
+            f"--out {out} is a SQLite database (a results file?); export does not write "
+            "over one: name another file"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     args.format = export_format(out, args.format)
+    _refuse_database(out)
     rows = _rows(args.results)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
