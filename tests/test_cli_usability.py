@@ -146,6 +146,31 @@ def test_rules_pack_takes_suite_ids_and_manifest_paths(
     assert "M99" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["loot", "iron_ore", "--tool", "stone_pikaxe"], "unknown item 'stone_pikaxe' for --tool"),
+        (
+            ["loot", "iron_ore", "--tool", "stone_pickaxe", "--enchant", "fortun=3"],
+            "unknown enchantment 'fortun'",
+        ),
+        (["smelt", "raw_irn"], "unknown item 'raw_irn' to smelt"),
+        (["craft", '[["oak_lgo"]]', "--station", "inventory"], "unknown item 'oak_lgo'"),
+    ],
+)
+def test_rules_refuses_unknown_ids_instead_of_answering(
+    argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo used to read as an answer: a misspelt tool 'harvests nothing', a misspelt
+    input 'smelts into nothing', a misspelt enchantment was dropped from the tool."""
+    assert main(["rules", *argv]) == 2
+    captured = capsys.readouterr()
+    assert fragment in captured.err and not captured.out
+    assert main(["rules", "loot", "iron_ore", "--tool", "minecraft:stone_pickaxe",
+                 "--enchant", "minecraft:fortune=3"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["harvestable"] is True
+
+
 # -- run messages -------------------------------------------------------------------------
 def _spec(tmp_path: Path, agents: list[str]) -> Path:
     path = tmp_path / "spec.yaml"

@@ -113,6 +113,10 @@ def run(args: argparse.Namespace) -> int:
             )
         except (ValueError, AttributeError) as exc:
             raise UserError(f"bad grid cell: {exc}") from None
+        for row in cells:
+            for cell in row:
+                if cell is not None:
+                    _known(rs, cell, "in the grid")
         size = GRID_SIZES[args.station]
         if len(cells) > size or any(len(r) > size for r in cells):
             raise UserError(f"a {args.station} grid is at most {size}x{size}")
@@ -126,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     if args.rules_command == "smelt":
-        cooked = rs.cooking(_item(args.item), args.station)
+        cooked = rs.cooking(_known(rs, _item(args.item), "to smelt"), args.station)
         print_json(
             {
                 "result": None
@@ -146,8 +150,15 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(
                 f"--enchant takes NAME=LEVEL with LEVEL from 1 to {MAX_ENCHANT_LEVEL}, got {spec!r}"
             )
-        enchants.append((_item(name), int(level)))
-    tool = ItemStack(_item(args.tool), 1, tuple(enchants)) if args.tool else None
+        enchant = _item(name)
+        if f"minecraft:{enchant}" not in rs.game.enchanting["enchantments"]:
+            raise UserError(f"--enchant: unknown enchantment {enchant!r}")
+        enchants.append((enchant, int(level)))
+    tool = (
+        ItemStack(_known(rs, _item(args.tool), "for --tool"), 1, tuple(enchants))
+        if args.tool
+        else None
+    )
     harvest = rs.can_harvest(block, tool.item if tool else None)
     rolls = []
     for i in range(max(1, min(args.rolls, 10_000))):
@@ -159,6 +170,14 @@ def run(args: argparse.Namespace) -> int:
         rolls.append({d.item: d.count for d in drops})
     print_json({"block": block, "harvestable": harvest, "rolls": rolls})
     return 0
+
+
+def _known(rs: RuleSet, item: str, where: str) -> str:
+    """``item`` if the game has it; a misspelt id would otherwise read as a valid answer
+    (an unknown tool harvests nothing, an unknown input smelts into nothing)."""
+    if item not in rs.game.items:
+        raise UserError(f"unknown item {item!r} {where}")
+    return item
 
 
 def _item(raw: str) -> str:
