@@ -240,3 +240,20 @@ def test_estimated_usage_survives_a_replay_and_old_caches_gain_the_column(tmp_pa
         again = asyncio.run(CachedClient(Guessing(), cache).complete(ASK))
     assert first.estimated and not first.cached
     assert again.estimated and again.cached
+
+
+def test_an_unusable_cache_is_reported_once_not_per_episode(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every episode builds its own client over the run's cache file; a damaged file used to
+    print the same warning once per episode (thousands of lines in a large run)."""
+    path = tmp_path / "llm_cache.sqlite"
+    path.write_bytes(b"not a database" * 100)
+    with caplog.at_level(logging.WARNING, logger="mirrorcraft.llm"):
+        for episode in range(5):
+            client = make_client(
+                "some-model", "http://127.0.0.1:9/v1", None, cache_path=path,
+                cache_scope=f"episode-{episode}", max_retries=0,
+            )  # fmt: skip
+            assert isinstance(client, CachedClient) and client.cache is None
+    assert caplog.text.count("without an LLM response cache") == 1

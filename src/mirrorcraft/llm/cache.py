@@ -236,12 +236,19 @@ class ResponseCache:
         )
 
 
+_WARNED: set[str] = set()
+"""Cache files this process has already warned about (every episode opens its own client)."""
+
+
 def open_cache(path: Path | str) -> ResponseCache | None:
-    """The cache at ``path``, or None (with a logged warning) if it cannot be used."""
+    """The cache at ``path``, or None (with a logged warning, once per file) if it cannot
+    be used."""
     try:
         return ResponseCache(path)
     except CacheError as exc:
-        log.warning("running without an LLM response cache: %s", exc)
+        if str(path) not in _WARNED:
+            _WARNED.add(str(path))
+            log.warning("running without an LLM response cache: %s", exc)
         return None
 
 
