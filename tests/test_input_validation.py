@@ -172,6 +172,26 @@ def test_the_no_episodes_check_agrees_with_expand() -> None:
         assert accepted == bool(expand(unchecked)), raw
 
 
+@pytest.mark.parametrize(
+    ("model", "fragment"),
+    [
+        ({"client": {"timeout_s": -1}}, "invalid client settings: timeout_s"),
+        ({}, "has no endpoint"),
+        ({"api_key_env": "MIRRORCRAFT_TEST_UNSET_KEY"}, "MIRRORCRAFT_TEST_UNSET_KEY is not set"),
+    ],
+)
+def test_a_model_problem_names_the_model_once(
+    tmp_path: Path, model: dict[str, object], fragment: str
+) -> None:
+    """It used to read "model 'm': model 'm': invalid client settings: ..."."""
+    entry = {"name": "m", "base_url": "http://127.0.0.1:9/v1", **model}
+    if not model:
+        del entry["base_url"]
+    done = run_spec(tmp_path, agents=["react"], models=[entry])
+    refused(done, fragment)
+    assert done.stderr.count("model 'm'") == 1, done.stderr
+
+
 def test_command_line_agents_are_validated_like_the_spec_s(tmp_path: Path) -> None:
     spec = tmp_path / "spec.yaml"
     spec.write_text(yaml.safe_dump(SPEC))

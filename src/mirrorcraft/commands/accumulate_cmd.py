@@ -14,7 +14,7 @@ from mirrorcraft import __version__
 from mirrorcraft.agents.mineevolve.store import KnowledgeStore, KnowledgeStoreError
 from mirrorcraft.agents.registry import MOCK_MODEL
 from mirrorcraft.backends.rulesets import resolve_rules
-from mirrorcraft.commands.common import UserError
+from mirrorcraft.commands.common import UserError, model_error
 from mirrorcraft.commands.run_guards import check_resume, locked, preflight
 from mirrorcraft.progress import ProgressLine
 from mirrorcraft.rules.errors import RulesError
@@ -91,7 +91,7 @@ def validate(spec: AccumulationSpec) -> tuple[list[str], list[str]]:
         try:
             make_settings(m.name, m.base_url, m.api_key_env, **m.client)
         except LLMConfigError as exc:
-            raise UserError(f"model {m.name!r}: {exc}") from None
+            raise model_error(m.name, exc) from None
     return list(dict.fromkeys(named)), list(dict.fromkeys(rules))
 
 

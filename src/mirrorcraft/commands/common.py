@@ -13,6 +13,14 @@ class UserError(Exception):
     """A problem the user can fix (bad argument, unreadable file); printed without a traceback."""
 
 
+def model_error(model: str, exc: Exception) -> UserError:
+    """A model's configuration problem as one line naming the model once (most messages
+    from the client settings already start with it)."""
+    text = str(exc)
+    prefix = f"model {model!r}"
+    return UserError(text if text.startswith(prefix) else f"{prefix}: {text}")
+
+
 def add_progress_flag(parser: Any) -> None:
     """``--progress``: show the progress line on stderr even when it is not a terminal."""
     parser.add_argument(

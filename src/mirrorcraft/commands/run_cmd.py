@@ -12,7 +12,7 @@ from typing import Any
 from mirrorcraft import __version__
 from mirrorcraft.agents.registry import MOCK_MODEL, agent_problem, needs_model
 from mirrorcraft.backends.rulesets import resolve_rules
-from mirrorcraft.commands.common import UserError, list_option
+from mirrorcraft.commands.common import UserError, list_option, model_error
 from mirrorcraft.commands.run_guards import (
     check_resume,
     locked,
@@ -167,7 +167,7 @@ def _validate(spec: ExperimentSpec) -> None:
                     if m.api_key_env:
                         read_api_key(m.api_key_env)
                 except LLMConfigError as exc:
-                    raise UserError(f"model {m.name!r}: {exc}") from None
+                    raise model_error(m.name, exc) from None
     for r in spec.rules:
         try:
             resolve_rules(r)

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from mirrorcraft.agents.registry import MOCK_MODEL
-from mirrorcraft.commands.common import UserError
+from mirrorcraft.commands.common import UserError, model_error
 from mirrorcraft.runner.dispatch import Dispatcher
 from mirrorcraft.runner.guards import ChangedSpecError, Fingerprints, stale_episodes
 from mirrorcraft.runner.runlock import RunLock, RunLocked
@@ -96,7 +96,7 @@ def preflight(models: Sequence[ModelSpec], used: set[str]) -> None:
         try:
             settings.append(make_settings(m.name, m.base_url, m.api_key_env, **m.client))
         except LLMConfigError as exc:
-            raise UserError(f"model {m.name!r}: {exc}") from None
+            raise model_error(m.name, exc) from None
     if not settings:
         return
     results = check_all(settings)
