@@ -192,6 +192,17 @@ def test_a_model_problem_names_the_model_once(
     assert done.stderr.count("model 'm'") == 1, done.stderr
 
 
+@pytest.mark.parametrize("option", ["--workers", "--concurrency"])
+@pytest.mark.parametrize("value", ["0", "-2", "two"])
+def test_workers_and_concurrency_must_be_positive(tmp_path: Path, option: str, value: str) -> None:
+    """``--workers -2`` used to run anyway, announcing "running 1 with -2 worker(s)"."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(SPEC))
+    done = cli("run", str(spec), "--out", str(tmp_path / "out"), f"{option}={value}")
+    refused(done, f"argument {option}", usage=True)
+    assert not (tmp_path / "out").exists()
+
+
 def test_command_line_agents_are_validated_like_the_spec_s(tmp_path: Path) -> None:
     spec = tmp_path / "spec.yaml"
     spec.write_text(yaml.safe_dump(SPEC))

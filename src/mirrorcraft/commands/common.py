@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
@@ -19,6 +20,17 @@ def model_error(model: str, exc: Exception) -> UserError:
     text = str(exc)
     prefix = f"model {model!r}"
     return UserError(text if text.startswith(prefix) else f"{prefix}: {text}")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (worker processes, concurrent episodes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def add_progress_flag(parser: Any) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from mirrorcraft import __version__
 from mirrorcraft.agents.registry import MOCK_MODEL, agent_problem, needs_model
 from mirrorcraft.backends.rulesets import resolve_rules
-from mirrorcraft.commands.common import UserError, list_option, model_error
+from mirrorcraft.commands.common import UserError, list_option, model_error, positive_int
 from mirrorcraft.commands.run_guards import (
     check_resume,
     locked,
@@ -50,7 +50,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", default=None, help="results folder (default: runs/<experiment name>)")
     p.add_argument(
         "--workers",
-        type=int,
+        type=positive_int,
         default=None,
         help="worker processes (default: one per CPU; 1 with --backend mineflayer)",
     )
@@ -62,7 +62,10 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--address", default=None, help="Ray cluster address (with --executor ray)")
     p.add_argument(
-        "--concurrency", type=int, default=16, help="episodes in flight at once for LLM agents"
+        "--concurrency",
+        type=positive_int,
+        default=16,
+        help="episodes in flight at once for LLM agents",
     )
     p.add_argument("--limit", type=int, default=None, help="run at most this many pending episodes")
     p.add_argument(
