@@ -10,6 +10,7 @@ JSONL, datapack files, experiment specs and suite manifests.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -200,6 +201,16 @@ def test_workers_and_concurrency_must_be_positive(tmp_path: Path, option: str, v
     spec.write_text(yaml.safe_dump(SPEC))
     done = cli("run", str(spec), "--out", str(tmp_path / "out"), f"{option}={value}")
     refused(done, f"argument {option}", usage=True)
+    assert not (tmp_path / "out").exists()
+
+
+def test_more_workers_than_four_per_cpu_are_refused(tmp_path: Path) -> None:
+    """``--workers 100000`` used to start one process per pending episode."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(SPEC))
+    cpus = max(os.cpu_count() or 1, 1)
+    done = cli("run", str(spec), "--out", str(tmp_path / "out"), "--workers", str(4 * cpus + 1))
+    refused(done, f"at most {4 * cpus} on this machine")
     assert not (tmp_path / "out").exists()
 
 

@@ -52,7 +52,7 @@ def add_parser(sub: Any) -> None:
         "--workers",
         type=positive_int,
         default=None,
-        help="worker processes (default: one per CPU; 1 with --backend mineflayer)",
+        help="worker processes (default: one per CPU; 1 with --backend mineflayer; at most 4 per CPU)",
     )
     p.add_argument(
         "--executor",
@@ -231,10 +231,21 @@ def _backend_options(args: argparse.Namespace, spec: ExperimentSpec) -> dict[str
     return options.to_dict()
 
 
+WORKERS_PER_CPU = 4
+"""``--workers`` above this many per CPU is refused: each worker is a process of its own
+(holding the loaded worlds, or a real server), and more than the CPUs buy nothing."""
+
+
 def run(args: argparse.Namespace) -> int:
     workers_given = args.workers is not None
+    cpus = max(os.cpu_count() or 1, 1)
     if not workers_given:
-        args.workers = max(os.cpu_count() or 1, 1)
+        args.workers = cpus
+    elif args.workers > WORKERS_PER_CPU * cpus:
+        raise UserError(
+            f"--workers {args.workers}: at most {WORKERS_PER_CPU * cpus} on this machine "
+            f"({WORKERS_PER_CPU} per CPU; it has {cpus}); each worker is a process of its own"
+        )
     if args.spec:
         from mirrorcraft.commands.accumulate_cmd import is_accumulation, read_raw, run_accumulation
 
