@@ -204,6 +204,24 @@ def test_workers_and_concurrency_must_be_positive(tmp_path: Path, option: str, v
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ({"checkpoints": [-5]}, "field 'checkpoints.0'"),
+        ({"checkpoints": [10**9]}, "field 'checkpoints.0'"),
+        ({"checkpoints": [150, 100]}, "checkpoints must be distinct and ascending"),
+        ({"execution": {"max_attempts": True}}, "field 'execution.max_attempts'"),
+        ({"execution": {"pause_after_faults": True}}, "field 'execution.pause_after_faults'"),
+    ],
+)
+def test_horizon_checkpoints_and_attempt_counts_are_checked(
+    tmp_path: Path, changes: dict[str, object], fragment: str
+) -> None:
+    """Negative or unreachable checkpoints used to be taken as they were, and ``true`` read
+    as one attempt."""
+    refused(run_spec(tmp_path, **changes), "spec.yaml", fragment)
+
+
 def test_more_workers_than_four_per_cpu_are_refused(tmp_path: Path) -> None:
     """``--workers 100000`` used to start one process per pending episode."""
     spec = tmp_path / "spec.yaml"

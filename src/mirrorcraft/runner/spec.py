@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -135,14 +135,21 @@ class ExecutionSpec(BaseModel):
         "(3600 s on real servers) and 14400 s for agents that call a model",
     )
     max_attempts: int = Field(
-        3, ge=1, le=100, description="attempts per episode within one run (a rerun starts afresh)"
+        3,
+        ge=1,
+        le=100,
+        strict=True,
+        description="attempts per episode within one run (a rerun starts afresh)",
     )
     retry_delay_s: float = Field(
         10.0, ge=0, description="wait before a faulted episode runs again; doubles each time"
     )
     retry_delay_max_s: float = Field(300.0, ge=0, description="the longest such wait")
     pause_after_faults: int = Field(
-        3, ge=1, description="faults in a row from one model endpoint that pause dispatch to it"
+        3,
+        ge=1,
+        strict=True,
+        description="faults in a row from one model endpoint that pause dispatch to it",
     )
     give_up_after_s: float = Field(
         1800.0,
@@ -216,7 +223,7 @@ class ExperimentSpec(BaseModel):
         None, ge=1, le=MAX_BUDGET, strict=True, description="one budget for every task"
     )
     seed: int = 0
-    checkpoints: tuple[int, ...] = ()
+    checkpoints: tuple[Annotated[int, Field(ge=1, le=MAX_BUDGET, strict=True)], ...] = ()
     """Action counts at which horizon analyses read cumulative success."""
     call_budget: int | None = Field(
         None,
@@ -253,6 +260,13 @@ class ExperimentSpec(BaseModel):
         stored once)."""
         if values and (twice := repeated(values)):
             raise ValueError(f"{twice!r} is listed twice")
+        return values
+
+    @field_validator("checkpoints")
+    @classmethod
+    def _checkpoints_ascending(cls, values: tuple[int, ...]) -> tuple[int, ...]:
+        if list(values) != sorted(set(values)):
+            raise ValueError("checkpoints must be distinct and ascending")
         return values
 
     @field_validator("models")
