@@ -222,6 +222,48 @@ def test_horizon_checkpoints_and_attempt_counts_are_checked(
     refused(run_spec(tmp_path, **changes), "spec.yaml", fragment)
 
 
+def test_an_unknown_spec_kind_and_accumulation_messages_read_plainly(tmp_path: Path) -> None:
+    """``kind: 5`` used to be read as a grid spec missing its worlds; accumulation specs'
+    messages kept pydantic's "Value error, " prefix."""
+    refused(run_spec(tmp_path, kind=5), "field 'kind': 5 is not a kind of spec")
+    spec = tmp_path / "acc.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "schema_version": 1,
+                "kind": "accumulation",
+                "name": "acc",
+                "models": [{"name": "mock-planner"}],
+                "variants": ["full"],
+                "train": {"worlds": ["plains-1"], "tasks": ["group:wooden"], "episodes": 2},
+                "checkpoints": [2, 0],
+                "eval": {"worlds": ["plains-1"], "tasks": ["obtain_crafting_table"]},
+            }
+        )
+    )
+    done = cli("run", str(spec), "--out", str(tmp_path / "out"))
+    refused(done, "checkpoints must be distinct, ascending and non-negative")
+    assert "Value error" not in done.stderr
+
+
+def test_a_results_folder_that_is_a_file_is_refused_plainly(tmp_path: Path) -> None:
+    """It used to say only "File exists (...)"."""
+    (tmp_path / "out").write_text("notes")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(SPEC))
+    done = cli("run", str(spec), "--out", str(tmp_path / "out"), "--limit", "0")
+    refused(done, "is a file; name a folder for the run's results")
+    assert (tmp_path / "out").read_text() == "notes"
+
+
+@pytest.mark.parametrize("rolls", ["0", "-1", "10001"])
+def test_rules_loot_rolls_out_of_range_are_refused(rolls: str) -> None:
+    """They used to be clamped silently to 1 or 10,000."""
+    refused(
+        cli("rules", "loot", "gravel", "--rolls", rolls), f"--rolls takes 1 to 10000, got {rolls}"
+    )
+
+
 def test_more_workers_than_four_per_cpu_are_refused(tmp_path: Path) -> None:
     """``--workers 100000`` used to start one process per pending episode."""
     spec = tmp_path / "spec.yaml"

@@ -21,7 +21,7 @@ from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.runner.accumulate_run import AccumulationError, AccumulationRunner, Outcome
 from mirrorcraft.runner.accumulation import AccumulationSpec
 from mirrorcraft.runner.fault_report import fault_table, group_faults
-from mirrorcraft.runner.spec import ModelSpec
+from mirrorcraft.runner.spec import ModelSpec, validation_message
 from mirrorcraft.runner.store import StoreError
 from mirrorcraft.safeload import DataError, load_yaml_file
 from mirrorcraft.world.registry import world_problem
@@ -35,9 +35,7 @@ def parse(raw: dict[str, Any], source: str) -> AccumulationSpec:
     try:
         return AccumulationSpec.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise UserError(f"{source}: field {where!r}: {first['msg']}") from None
+        raise UserError(validation_message(exc, source)) from None
 
 
 def validate(spec: AccumulationSpec) -> tuple[list[str], list[str]]:

@@ -18,6 +18,10 @@ MAX_ENCHANT_LEVEL = 255
 """The highest level the game's /enchant and item data can express."""
 
 
+MAX_ROLLS = 10_000
+"""The most breaks ``rules loot --rolls`` makes."""
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("rules", help="inspect a rule set: counts, crafting, smelting, loot")
     p.add_argument(
@@ -61,7 +65,10 @@ def add_parser(sub: Any) -> None:
     )
     m.add_argument("--seed", type=int, default=0, help="seed of the loot draws (default: 0)")
     m.add_argument(
-        "--rolls", type=int, default=1, help="how many times to break the block (1-10000)"
+        "--rolls",
+        type=int,
+        default=1,
+        help=f"how many times to break the block (1-{MAX_ROLLS})",
     )
     p.set_defaults(handler=run)
 
@@ -160,8 +167,10 @@ def run(args: argparse.Namespace) -> int:
         else None
     )
     harvest = rs.can_harvest(block, tool.item if tool else None)
+    if not 1 <= args.rolls <= MAX_ROLLS:
+        raise UserError(f"--rolls takes 1 to {MAX_ROLLS}, got {args.rolls}")
     rolls = []
-    for i in range(max(1, min(args.rolls, 10_000))):
+    for i in range(args.rolls):
         drops = (
             rs.roll(table, rs.block_context(block, tool), random.Random(f"{args.seed}:{i}"))
             if harvest

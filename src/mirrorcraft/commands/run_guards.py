@@ -20,6 +20,8 @@ from mirrorcraft.runner.store import ResultStore
 @contextmanager
 def locked(folder: Path) -> Iterator[RunLock]:
     """Hold the folder's run lock for the block; a held lock is a one-line error (exit 2)."""
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"--out {folder} is a file; name a folder for the run's results")
     lock = RunLock(folder)
     try:
         lock.acquire()

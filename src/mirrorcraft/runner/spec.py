@@ -443,10 +443,20 @@ def load_spec(path: Path) -> ExperimentSpec:
 def parse_spec(raw: object, source: str) -> ExperimentSpec:
     if not isinstance(raw, dict):
         raise SpecError(f"{source}: an experiment spec must be a mapping")
+    if "kind" in raw and raw["kind"] != "accumulation":
+        raise SpecError(
+            f"{source}: field 'kind': {raw['kind']!r} is not a kind of spec; write "
+            "'accumulation' for a MineEvolve stream, or leave it out for a grid"
+        )
     try:
         return ExperimentSpec.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        message = first["msg"].removeprefix("Value error, ")
-        raise SpecError(f"{source}: field {where!r}: {message}") from None
+        raise SpecError(validation_message(exc, source)) from None
+
+
+def validation_message(exc: ValidationError, source: str) -> str:
+    """A spec's first validation error as one line: the file, the field's path, the problem."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    message = first["msg"].removeprefix("Value error, ")
+    return f"{source}: field {where!r}: {message}"
