@@ -271,6 +271,18 @@ class Broken:
         return Decision({"skill": "wait", "args": {}}, usage=Usage(1, 10, 5, 0.5))
 
 
+class FailsToStart:
+    def start(self, ctx):
+        raise RuntimeError("no start for me")
+    def act(self, obs):
+        raise AssertionError("act after a failed start")
+
+
+class FailsToFinish(Sync):
+    def finish(self, obs):
+        raise RuntimeError("no goodbye")
+
+
 class Thinker:
     """Calls the episode's model once per action and swallows every exception."""
     uses_model = True
@@ -325,6 +337,21 @@ def test_an_exception_in_the_agent_is_its_outcome_and_usage_is_kept(user_module:
     record, _steps = _play(agent)
     assert record.termination == "agent_error" and "the agent's own bug" in record.agent_error
     assert record.model_calls == 2 and record.prompt_tokens == 20 and record.cost_usd == 1.0
+
+
+def test_exceptions_in_start_and_finish_are_the_agents_outcome(user_module: str) -> None:
+    """They are the agent's bugs, recorded like one in act, never an infrastructure fault
+    (which the runner would retry, and report as a dead worker process)."""
+    vanilla = vanilla_rules()
+    agent = make_agent(f"{user_module}:FailsToStart", active=vanilla, vanilla=vanilla)
+    record, steps = _play(agent)
+    assert record.termination == "agent_error" and steps == [] and record.actions_used == 0
+    assert record.agent_error == "in start: RuntimeError: no start for me"
+    agent = make_agent(f"{user_module}:FailsToFinish", active=vanilla, vanilla=vanilla)
+    record, steps = _play(agent)
+    # The episode had ended on its budget before finish ran: that outcome stands.
+    assert record.termination == "budget" and len(steps) == 4
+    assert record.agent_error == "in finish: RuntimeError: no goodbye"
 
 
 def test_model_calls_through_the_episode_client_are_counted_and_capped(

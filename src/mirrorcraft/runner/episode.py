@@ -63,6 +63,13 @@ def _signature(raw: Any, parsed_as: tuple[Any, Any] | None = None) -> list[str]:
     return [str(skill)[:32] if isinstance(skill, str) else "<invalid>"]
 
 
+def _agent_failure(where: str, exc: BaseException) -> str:
+    """The record's ``agent_error`` for an exception the agent raised (in ``start``, ``act``
+    or ``finish``)."""
+    prefix = f"in {where}: " if where else ""
+    return redact_text(f"{prefix}{type(exc).__name__}: {exc}")[:500]
+
+
 async def _step(episode: EpisodeBackend, action: Any) -> StepOutcome:
     """Backends that wait on a real game step in a thread, so other episodes keep running."""
     if getattr(episode, "blocking", False):
@@ -87,25 +94,30 @@ async def run_episode(
         if backend_episode is not None
         else SimEpisode(loaded, rules, vanilla, spec.task, seed=spec.seed)
     )
-    agent.start(
-        EpisodeContext(
-            spec.task.id,
-            spec.task.title,
-            spec.task.budget,
-            spec.seed,
-            rule_sheet,
-            rng=random.Random(spec.seed),
+    termination = "budget"
+    agent_error = ""
+    try:
+        agent.start(
+            EpisodeContext(
+                spec.task.id,
+                spec.task.title,
+                spec.task.budget,
+                spec.seed,
+                rule_sheet,
+                rng=random.Random(spec.seed),
+            )
         )
-    )
+    except InfrastructureFault:
+        raise
+    except Exception as exc:  # the agent's own failure, before its first action
+        termination, agent_error = "agent_error", _agent_failure("start", exc)
     obs = episode.observe()
     usage = Usage()
     steps: list[StepRecord] = []
     signatures: list[list[str]] = []
     scores: list[int] = []
-    termination = "budget"
     seen_encounters = 0
-    agent_error = ""
-    while True:
+    while not agent_error:
         try:
             decision = await agent.act(obs)
         except InfrastructureFault:
@@ -117,8 +129,7 @@ async def run_episode(
                 usage.add(leftover)
             break
         except Exception as exc:  # the agent's own failure is an outcome, not a fault
-            termination = "agent_error"
-            agent_error = redact_text(f"{type(exc).__name__}: {exc}")[:500]
+            termination, agent_error = "agent_error", _agent_failure("", exc)
             break
         if decision is None:
             termination = "no_action"
@@ -154,9 +165,14 @@ async def run_episode(
         if out.truncated:
             termination = "budget"
             break
-    finished = agent.finish(obs)
-    if inspect.isawaitable(finished):  # agents in another process say goodbye over the network
-        await finished
+    try:
+        finished = agent.finish(obs)
+        if inspect.isawaitable(finished):  # agents in another process say goodbye over the network
+            await finished
+    except InfrastructureFault:
+        raise
+    except Exception as exc:  # the episode is over: its outcome stands, the error is kept
+        agent_error = agent_error or _agent_failure("finish", exc)
     ev = episode.evaluator
     record = EpisodeRecord(
         episode_id=spec.episode_id,

@@ -77,7 +77,10 @@ class EpisodeRecord:
     template_hashes: dict[str, str] = field(default_factory=dict)
     wall_seconds: float = 0.0
     agent_error: str = ""
-    """When termination is agent_error: what went wrong inside the agent."""
+    """What went wrong inside the agent: the error that ended the episode (termination
+    agent_error; ``in start: ...`` when it came before the first action), or one its
+    ``finish`` raised after the episode had ended (``in finish: ...``; the termination then
+    stays what the episode's actions made it)."""
     call_budget: int | None = None
     """The cap on model calls per episode the spec set (None: no cap)."""
     agent_origin: dict[str, str] = field(default_factory=dict)
