@@ -283,6 +283,16 @@ class FailsToFinish(Sync):
         raise RuntimeError("no goodbye")
 
 
+class Unreadable(Exception):
+    def __str__(self):
+        raise RuntimeError("no message")
+
+
+class RaisesUnreadable(Sync):
+    def act(self, obs):
+        raise Unreadable()
+
+
 class Thinker:
     """Calls the episode's model once per action and swallows every exception."""
     uses_model = True
@@ -352,6 +362,16 @@ def test_exceptions_in_start_and_finish_are_the_agents_outcome(user_module: str)
     # The episode had ended on its budget before finish ran: that outcome stands.
     assert record.termination == "budget" and len(steps) == 4
     assert record.agent_error == "in finish: RuntimeError: no goodbye"
+
+
+def test_an_exception_without_a_readable_message_is_still_the_agents_outcome(
+    user_module: str,
+) -> None:
+    vanilla = vanilla_rules()
+    agent = make_agent(f"{user_module}:RaisesUnreadable", active=vanilla, vanilla=vanilla)
+    record, _steps = _play(agent)
+    assert record.termination == "agent_error"
+    assert record.agent_error == "Unreadable (its message could not be read)"
 
 
 def test_model_calls_through_the_episode_client_are_counted_and_capped(

@@ -65,9 +65,13 @@ def _signature(raw: Any, parsed_as: tuple[Any, Any] | None = None) -> list[str]:
 
 def _agent_failure(where: str, exc: BaseException) -> str:
     """The record's ``agent_error`` for an exception the agent raised (in ``start``, ``act``
-    or ``finish``)."""
+    or ``finish``); an exception whose message cannot be read is named by its type."""
     prefix = f"in {where}: " if where else ""
-    return redact_text(f"{prefix}{type(exc).__name__}: {exc}")[:500]
+    try:
+        text = f"{type(exc).__name__}: {exc}"
+    except Exception:  # the agent's exception class has a __str__ that fails
+        text = f"{type(exc).__name__} (its message could not be read)"
+    return redact_text(prefix + text)[:500]
 
 
 async def _step(episode: EpisodeBackend, action: Any) -> StepOutcome:
