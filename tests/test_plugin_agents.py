@@ -293,6 +293,13 @@ class RaisesUnreadable(Sync):
         raise Unreadable()
 
 
+class Scribbler(Sync):
+    """Writes into each observation it is handed."""
+    def act(self, obs):
+        obs.inventory["diamond"] = 64
+        return {"skill": "mine", "args": {"block": "log"}}
+
+
 class Thinker:
     """Calls the episode's model once per action and swallows every exception."""
     uses_model = True
@@ -372,6 +379,17 @@ def test_an_exception_without_a_readable_message_is_still_the_agents_outcome(
     record, _steps = _play(agent)
     assert record.termination == "agent_error"
     assert record.agent_error == "Unreadable (its message could not be read)"
+
+
+def test_an_agent_that_writes_into_its_observation_cannot_change_the_stored_trace(
+    user_module: str,
+) -> None:
+    vanilla = vanilla_rules()
+    agent = make_agent(f"{user_module}:Scribbler", active=vanilla, vanilla=vanilla)
+    record, steps = _play(agent)
+    assert record.termination == "budget" and len(steps) == 4
+    assert all("diamond" not in s.inventory for s in steps), [s.inventory for s in steps]
+    assert sum(steps[-1].inventory.values()) > 0  # it did mine
 
 
 def test_model_calls_through_the_episode_client_are_counted_and_capped(

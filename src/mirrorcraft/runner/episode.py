@@ -156,7 +156,7 @@ async def run_episode(
                 decision.action,
                 decision.thought,
                 out.result.to_json(),
-                obs.inventory,
+                dict(obs.inventory),  # the agent is handed obs next and may change it
                 list(obs.position),
                 out.score,
                 list(out.new_milestones),
