@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from mirrorcraft.agents import plugins
-from mirrorcraft.agents.base import Decision
+from mirrorcraft.agents.base import Decision, Usage
 from mirrorcraft.agents.registry import make_agent, needs_model, runs_in_event_loop
 from mirrorcraft.analysis.validate import Declared, agent_problem
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
@@ -390,6 +390,33 @@ def test_an_agent_that_writes_into_its_observation_cannot_change_the_stored_trac
     assert record.termination == "budget" and len(steps) == 4
     assert all("diamond" not in s.inventory for s in steps), [s.inventory for s in steps]
     assert sum(steps[-1].inventory.values()) > 0  # it did mine
+
+
+@pytest.mark.parametrize(
+    ("usage", "message"),
+    [
+        ("a lot", "must be a mirrorcraft.agents.base.Usage, not str"),
+        (Usage(1, 10, 5, float("nan")), "has cost_usd nan"),
+        (Usage(1, 10, 5, float("inf")), "has cost_usd inf"),
+        (Usage(-5, 10, 5, 0.1), "has calls -5"),
+        (Usage(1, 2.5, 5, 0.1), "has prompt_tokens 2.5"),  # type: ignore[arg-type]
+    ],
+)
+def test_usage_a_record_cannot_hold_is_the_agents_error(usage: Any, message: str) -> None:
+    """Stored as it came, such usage broke the run (a worker fault), or left a record that is
+    not JSON (NaN) or that the analysis refuses (negative counts)."""
+
+    class Reporter:
+        def start(self, ctx: Any) -> None:
+            pass
+
+        def act(self, obs: Any) -> Decision:
+            return Decision({"skill": "wait", "args": {}}, "", usage)
+
+    record, steps = _play(plugins.PluginAgent("p", Reporter()))
+    assert record.termination == "agent_error" and steps == []
+    assert message in record.agent_error and record.model_calls == 0
+    json.loads(record.json_text(), parse_constant=lambda c: pytest.fail(c))
 
 
 def test_model_calls_through_the_episode_client_are_counted_and_capped(

@@ -25,6 +25,7 @@ import hashlib
 import importlib
 import inspect
 import json
+import math
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -333,6 +334,24 @@ class MeteredClient:
             await closer()
 
 
+def usage_problem(usage: Any) -> str | None:
+    """What is wrong with the usage an agent reported with its action (None: nothing): it
+    must be a ``Usage`` of whole, non-negative counts and a finite, non-negative cost (or
+    None, unknown). Anything else would be stored in the record and break its analysis."""
+    if not isinstance(usage, Usage):
+        return f"must be a mirrorcraft.agents.base.Usage, not {type(usage).__name__}"
+    for name in ("calls", "prompt_tokens", "completion_tokens", "cached_calls", "estimated_calls"):
+        value = getattr(usage, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            return f"has {name} {value!r}; it must be a whole number, 0 or more"
+    cost = usage.cost_usd
+    if cost is not None and (
+        not isinstance(cost, int | float) or isinstance(cost, bool) or not 0 <= cost < math.inf
+    ):
+        return f"has cost_usd {cost!r}; it must be a finite number, 0 or more, or None"
+    return None
+
+
 class PluginAgent:
     """A user's agent object behind the runner's Agent protocol (see the module docstring)."""
 
@@ -364,6 +383,10 @@ class PluginAgent:
             self.unreported_usage = used
             return None
         decision = result if isinstance(result, Decision) else Decision(result)
+        problem = usage_problem(decision.usage)
+        if problem is not None:
+            self.unreported_usage = used
+            raise ValueError(f"the Decision's usage {problem} (see docs/agent_api.md)")
         if used.calls:
             total = Usage()
             total.add(decision.usage)
