@@ -419,6 +419,29 @@ def test_usage_a_record_cannot_hold_is_the_agents_error(usage: Any, message: str
     json.loads(record.json_text(), parse_constant=lambda c: pytest.fail(c))
 
 
+def test_an_action_holding_nan_or_infinity_is_stored_as_json_the_readers_accept() -> None:
+    """Written as NaN or Infinity, such a step made every later ``report`` of the run stop
+    with 'not valid JSON'."""
+    from mirrorcraft.analysis.loading import parse_step
+    from mirrorcraft.runner.records import encode_step
+    from mirrorcraft.safeload import parse_json
+
+    class Odd:
+        def start(self, ctx: Any) -> None:
+            pass
+
+        def act(self, obs: Any) -> Decision:
+            arg = float("nan") if obs.step % 2 else float("inf")
+            return Decision({"skill": "wait", "args": {"ticks": arg}}, float("nan"))  # type: ignore[arg-type]
+
+    record, steps = _play(plugins.PluginAgent("p", Odd()))
+    assert record.termination == "budget" and len(steps) == 4
+    for s in steps:
+        back = parse_step(parse_json(encode_step(s).text, "step"))
+        assert back.action == {"unencodable_action": repr(s.action)} and back.thought == "nan"
+        assert back.result["reason"] == "invalid_args"
+
+
 def test_model_calls_through_the_episode_client_are_counted_and_capped(
     user_module: str,
 ) -> None:

@@ -160,13 +160,14 @@ class EncodedStep(NamedTuple):
 
 def encode_step(step: StepRecord | EncodedStep) -> EncodedStep:
     """The step's JSON text. What the agent sent (its action and thought) is kept as it
-    was; when that is not JSON (a set, an object, a circular structure), its ``repr`` is
-    stored in its place, under ``unencodable_action`` / as text, and the run goes on."""
+    was; when that is not JSON (a set, an object, a circular structure, NaN or an infinity,
+    which JSON has no number for and the readers refuse), its ``repr`` is stored in its
+    place, under ``unencodable_action`` / as text, and the run goes on."""
     if isinstance(step, EncodedStep):
         return step
     doc = step.to_json()
     try:
-        text = json.dumps(doc, sort_keys=True, default=json_default)
+        text = json.dumps(doc, sort_keys=True, default=json_default, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         doc["action"] = {"unencodable_action": _shown(step.action)}
         doc["thought"] = step.thought if isinstance(step.thought, str) else _shown(step.thought)
