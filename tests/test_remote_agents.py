@@ -287,6 +287,11 @@ def test_server_errors_are_retried_within_the_call(tmp_path: Path) -> None:
         (b'{"act": {"skill": "wait"}}', "not a protocol reply"),
         (b'{"action": {"skill": "wait", "args": {}}, "mood": "fine"}', "not a protocol reply"),
         (b'{"action": "mine"}', "not a protocol reply"),
+        # Valid JSON whose cost reads as infinity: stored, the record was not JSON.
+        (
+            b'{"action": {"skill": "wait", "args": {}}, "usage": {"calls": 1, "cost_usd": 1e400}}',
+            "usage.cost_usd",
+        ),
     ],
 )
 def test_a_malformed_reply_is_the_agents_outcome(

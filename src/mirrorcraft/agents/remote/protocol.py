@@ -213,7 +213,7 @@ class UsageDoc(_Strict):
     calls: int = Field(0, ge=0)
     prompt_tokens: int = Field(0, ge=0)
     completion_tokens: int = Field(0, ge=0)
-    cost_usd: float | None = Field(0.0, ge=0, description="null: unknown")
+    cost_usd: float | None = Field(0.0, ge=0, allow_inf_nan=False, description="null: unknown")
 
 
 class ActReply(_Strict):
