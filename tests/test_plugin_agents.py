@@ -442,6 +442,37 @@ def test_an_action_holding_nan_or_infinity_is_stored_as_json_the_readers_accept(
         assert back.result["reason"] == "invalid_args"
 
 
+@pytest.mark.parametrize(
+    ("stats", "message"),
+    [
+        (lambda: {"handle": object()}, "TypeError: Object of type object is not JSON"),
+        (lambda: {"ratio": float("nan")}, "ValueError: Out of range float values"),
+        (lambda: 5, "TypeError: it returned a int, not a mapping"),
+        (lambda: 1 / 0, "ZeroDivisionError: division by zero"),
+    ],
+)
+def test_memory_stats_a_record_cannot_hold_are_replaced_by_the_reason(
+    stats: Any, message: str
+) -> None:
+    """Such stats crashed the whole run while it stored the record (object), stored a
+    record that is not JSON (NaN), or made the episode a worker fault (the others)."""
+
+    class Counting:
+        def start(self, ctx: Any) -> None:
+            pass
+
+        def act(self, obs: Any) -> dict[str, Any]:
+            return {"skill": "wait", "args": {}}
+
+    agent = Counting()
+    agent.memory_stats = stats  # type: ignore[attr-defined]
+    record, steps = _play(plugins.PluginAgent("p", agent))
+    assert record.termination == "budget" and len(steps) == 4
+    assert list(record.memory) == ["memory_stats_error"]
+    assert record.memory["memory_stats_error"].startswith(message), record.memory
+    json.loads(record.json_text(), parse_constant=lambda c: pytest.fail(c))
+
+
 def test_model_calls_through_the_episode_client_are_counted_and_capped(
     user_module: str,
 ) -> None:

@@ -405,8 +405,25 @@ class PluginAgent:
         return dict(hashes) if isinstance(hashes, Mapping) else {}
 
     def memory_stats(self) -> dict[str, Any]:
+        """What the agent's ``memory_stats()`` returns, for the record's ``memory``: a mapping
+        of plain JSON. When it raises or returns anything else, the record says so instead
+        (``memory_stats_error``): the episode it describes has been played and stands."""
         stats = getattr(self.inner, "memory_stats", None)
-        return dict(stats()) if callable(stats) else {}
+        if not callable(stats):
+            return {}
+        try:
+            given = stats()
+            if not isinstance(given, Mapping):
+                raise TypeError(f"it returned a {type(given).__name__}, not a mapping")
+            out = dict(given)
+            json.dumps(out, allow_nan=False)
+        except Exception as exc:  # the agent's bug; never the run's, never a corrupt record
+            try:
+                why = f"{type(exc).__name__}: {exc}"
+            except Exception:
+                why = type(exc).__name__
+            return {"memory_stats_error": why[:300]}
+        return out
 
     @property
     def keeps_memory(self) -> bool:
