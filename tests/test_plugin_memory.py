@@ -309,3 +309,35 @@ def test_a_newer_version_of_a_learning_agent_refuses_to_resume(tmp_path: Path) -
     refused = again()
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "version 0.1.0" in refused.stderr and "version 0.2.0" in refused.stderr
+
+
+def test_an_agent_whose_memory_methods_raise_is_a_fault_that_names_it() -> None:
+    """Not a worker fault ('internal error', 'a worker process died (out of memory?)'):
+    the agent's own bug, named, like operations a store cannot take."""
+    from mirrorcraft.agents.memory import episode_delta, load_store
+    from mirrorcraft.agents.plugins import PluginAgent
+
+    class Notebook:
+        cross_episode_memory = True
+
+        def start(self, ctx: Any) -> None:
+            pass
+
+        def act(self, obs: Any) -> None:
+            return None
+
+        def load_knowledge(self, records: dict[str, Any], *, writable: bool) -> None:
+            raise OSError("my notebook is locked")
+
+        def knowledge_delta(self) -> list[dict[str, Any]]:
+            raise KeyError("page")
+
+    agent = PluginAgent("my-notebook", Notebook())
+    with pytest.raises(MemoryDeltaError) as loading:
+        load_store(agent, None, writable=True)
+    assert str(loading.value) == (
+        "agent 'my-notebook': load_knowledge raised OSError: my notebook is locked"
+    )
+    with pytest.raises(MemoryDeltaError) as saving:
+        episode_delta(agent)
+    assert str(saving.value) == "agent 'my-notebook': knowledge_delta raised KeyError: 'page'"

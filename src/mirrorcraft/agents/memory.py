@@ -70,8 +70,20 @@ def _load_plugin(agent: PluginAgent, store: str | None, writable: bool) -> int:
                 ) from None
             version = opened.version
     agent.loaded_records = {k: dict(v) for k, v in records.items()}
-    agent.inner.load_knowledge(records, writable=writable)
+    try:
+        agent.inner.load_knowledge(records, writable=writable)
+    except Exception as exc:  # the agent's own bug: say so, and whose
+        raise MemoryDeltaError(
+            f"agent {agent.name!r}: load_knowledge raised {_text(exc)}"
+        ) from None
     return version
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:  # an exception whose message cannot be read
+        return type(exc).__name__
 
 
 def store_sizes(agent: Any, delta: list[dict[str, Any]]) -> dict[str, Any]:
@@ -95,7 +107,13 @@ def episode_delta(agent: Any) -> list[dict[str, Any]]:
     if isinstance(agent, PluginAgent):
         if not agent.keeps_memory:
             return []
-        return checked_delta(agent.name, agent.inner.knowledge_delta())
+        try:
+            delta = agent.inner.knowledge_delta()
+        except Exception as exc:  # nothing reaches the store; the fault names the agent
+            raise MemoryDeltaError(
+                f"agent {agent.name!r}: knowledge_delta raised {_text(exc)}"
+            ) from None
+        return checked_delta(agent.name, delta)
     delta = getattr(agent, "knowledge_delta", None)
     return list(delta()) if callable(delta) else []
 
