@@ -473,6 +473,36 @@ def test_memory_stats_a_record_cannot_hold_are_replaced_by_the_reason(
     json.loads(record.json_text(), parse_constant=lambda c: pytest.fail(c))
 
 
+def test_sys_exit_in_the_agent_is_its_outcome_but_a_worker_stop_is_not() -> None:
+    """sys.exit from an agent that runs in the event loop ended the whole run with a
+    traceback (and in a worker process, the worker: a fault, retried)."""
+    import sys
+
+    from mirrorcraft.runner.pool import WorkerStopped
+
+    class Quitter:
+        run_in_event_loop = True
+
+        def __init__(self, stop: BaseException) -> None:
+            self.stop = stop
+
+        def start(self, ctx: Any) -> None:
+            pass
+
+        def act(self, obs: Any) -> dict[str, Any]:
+            if obs.step == 2:
+                if isinstance(self.stop, WorkerStopped):
+                    raise self.stop
+                sys.exit(3)
+            return {"skill": "wait", "args": {}}
+
+    record, steps = _play(plugins.PluginAgent("p", Quitter(SystemExit(3))))
+    assert record.termination == "agent_error" and record.agent_error == "SystemExit: 3"
+    assert len(steps) == 2
+    with pytest.raises(WorkerStopped):  # the runner stopping a worker still stops it
+        _play(plugins.PluginAgent("p", Quitter(WorkerStopped(143))))
+
+
 def test_model_calls_through_the_episode_client_are_counted_and_capped(
     user_module: str,
 ) -> None:

@@ -25,6 +25,7 @@ from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.llm.budget import CallBudgetExhausted
 from mirrorcraft.redact import redact_text
 from mirrorcraft.rules.ruleset import RuleSet
+from mirrorcraft.runner.pool import WorkerStopped
 from mirrorcraft.runner.records import EncounterRecord, EpisodeRecord, StepRecord
 from mirrorcraft.world.registry import LoadedWorld
 
@@ -74,6 +75,13 @@ def _agent_failure(where: str, exc: BaseException) -> str:
     return redact_text(prefix + text)[:500]
 
 
+AGENT_FAILURES = (Exception, SystemExit)
+"""What an agent's own code may raise that ends its episode as its outcome (``agent_error``):
+any exception, and ``sys.exit`` (which in the event loop would otherwise end the whole run,
+and in a worker process end the worker). ``WorkerStopped``, the runner's own stop, and
+infrastructure faults are re-raised before this is caught."""
+
+
 async def _step(episode: EpisodeBackend, action: Any) -> StepOutcome:
     """Backends that wait on a real game step in a thread, so other episodes keep running."""
     if getattr(episode, "blocking", False):
@@ -111,9 +119,9 @@ async def run_episode(
                 rng=random.Random(spec.seed),
             )
         )
-    except InfrastructureFault:
+    except (InfrastructureFault, WorkerStopped):
         raise
-    except Exception as exc:  # the agent's own failure, before its first action
+    except AGENT_FAILURES as exc:  # the agent's own failure, before its first action
         termination, agent_error = "agent_error", _agent_failure("start", exc)
     obs = episode.observe()
     usage = Usage()
@@ -132,7 +140,9 @@ async def run_episode(
             if isinstance(leftover, Usage):
                 usage.add(leftover)
             break
-        except Exception as exc:  # the agent's own failure is an outcome, not a fault
+        except WorkerStopped:
+            raise
+        except AGENT_FAILURES as exc:  # the agent's own failure is an outcome, not a fault
             termination, agent_error = "agent_error", _agent_failure("", exc)
             break
         if decision is None:
@@ -173,9 +183,9 @@ async def run_episode(
         finished = agent.finish(obs)
         if inspect.isawaitable(finished):  # agents in another process say goodbye over the network
             await finished
-    except InfrastructureFault:
+    except (InfrastructureFault, WorkerStopped):
         raise
-    except Exception as exc:  # the episode is over: its outcome stands, the error is kept
+    except AGENT_FAILURES as exc:  # the episode is over: its outcome stands, the error is kept
         agent_error = agent_error or _agent_failure("finish", exc)
     ev = episode.evaluator
     record = EpisodeRecord(

@@ -78,8 +78,13 @@ def _watch_parent(parent_pid: int) -> None:
             os._exit(1)
 
 
+class WorkerStopped(SystemExit):
+    """Raised in a worker told to stop (SIGTERM): unlike an agent's own ``sys.exit``, which
+    the episode records as the agent's error, this one ends the worker."""
+
+
 def _stop(_signum: int, _frame: Any) -> None:
-    raise SystemExit(128 + signal.SIGTERM)
+    raise WorkerStopped(128 + signal.SIGTERM)
 
 
 def _serve(conn: Connection, parent_pid: int, target: Callable[[Any], Any]) -> None:
