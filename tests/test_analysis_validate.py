@@ -259,3 +259,40 @@ def test_a_database_row_that_is_not_an_episode_keeps_its_old_message(tmp_path: P
         RecordsError, match="episode 'zz': bad episode record: expected a JSON object"
     ):
         load_results(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"ruleset_fingerprint": "v2", "vanilla_fingerprint": "v2"}, "rule set 'vanilla' has"),
+        ({"world_fingerprint": "w2"}, "world 'plains-1' under 'vanilla' has fingerprint 'w2'"),
+    ],
+)
+def test_records_of_differently_built_rules_or_worlds_are_not_pooled(
+    tmp_path: Path, change: dict[str, Any], message: str
+) -> None:
+    """Two exports concatenated (another software version, an edited suite): the same name
+    with two fingerprints would pool different rules or worlds into one row."""
+    built = {"ruleset_fingerprint": "v1", "vanilla_fingerprint": "v1", "world_fingerprint": "w1"}
+    first = _doc(**built)
+    other = _doc(**{**built, **change, "episode_id": "x2", "repetition": 1})
+    with pytest.raises(RecordsError, match="cannot be pooled") as info:
+        load_results(_jsonl(tmp_path, first, other))
+    assert message in str(info.value)
+
+
+def test_one_suite_name_has_one_rule_set(tmp_path: Path) -> None:
+    m04 = {"rules": "M04", "is_mirror": True, "vanilla_fingerprint": "v1"}
+    first = _doc(**m04, ruleset_fingerprint="s1")
+    edited = _doc(**m04, ruleset_fingerprint="s2", episode_id="x2", repetition=1)
+    with pytest.raises(RecordsError, match="rule set 'M04' has fingerprint 's2' here but 's1'"):
+        load_results(_jsonl(tmp_path, first, edited))
+    loaded = load_results(_jsonl(tmp_path, first, edited), skip_invalid=True)
+    assert [i.episode_id for i in loaded.invalid] == ["x2"]
+    newer = _doc(rules="M01", is_mirror=True, vanilla_fingerprint="v9", episode_id="x5")
+    with pytest.raises(RecordsError, match="the vanilla rules has fingerprint 'v9' here but 'v1'"):
+        load_results(_jsonl(tmp_path, first, newer))
+    # The same rule set in every record (and records without fingerprints) pass.
+    same = _doc(**m04, ruleset_fingerprint="s1", episode_id="x3", repetition=2)
+    bare = _doc(rules="M04", is_mirror=True, episode_id="x4", repetition=3)
+    assert len(load_results(_jsonl(tmp_path, first, same, bare)).records) == 4

@@ -15,7 +15,8 @@ package does not know:
 - the rule set, task, agent, disclosure and termination are known values
   (case-sensitive: ``Vanilla`` is not ``vanilla``); a Vanilla episode cannot
   have disclosed rules, nor a non-vanilla rule-set fingerprint;
-- one world has one biome across all records.
+- one world has one biome across all records, and one rule-set id, the vanilla rules
+  and one world under one rule set each have one fingerprint (where recorded).
 
 A ``termination`` that names an infrastructure fault (the failure taxonomy of
 the design notes) marks a record that is not an evaluation outcome: it is left
@@ -273,9 +274,13 @@ def steps_problem(r: EpisodeRecord, count: int, first: int | None, last: int | N
 
 @dataclass
 class CrossCheck:
-    """Checks across records (one biome per world), fed one record at a time."""
+    """Checks across records, fed one record at a time: one biome per world, and one
+    fingerprint per rule set, for the vanilla rules and per world and rule set (where
+    recorded), so that episodes of differently built rules or worlds (runs of another
+    software version, a suite edited in place) are never pooled under one name."""
 
     biomes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    fingerprints: dict[tuple[str, ...], tuple[str, str]] = field(default_factory=dict)
 
     def problem(self, r: EpisodeRecord) -> str | None:
         seen = self.biomes.setdefault(r.world, (r.biome, r.episode_id))
@@ -284,6 +289,21 @@ class CrossCheck:
                 f"world {r.world!r} has biome {r.biome!r} here but {seen[0]!r} "
                 f"in episode {seen[1]!r}"
             )
+        for key, value, what in (
+            (("rules", r.rules), r.ruleset_fingerprint, f"rule set {r.rules!r}"),
+            (("vanilla",), r.vanilla_fingerprint, "the vanilla rules"),
+            (("world", r.world, r.rules), r.world_fingerprint, f"world {r.world!r}"),
+        ):
+            if not value:
+                continue
+            first = self.fingerprints.setdefault(key, (value, r.episode_id))
+            if first[0] != value:
+                where = f" under {r.rules!r}" if key[0] == "world" else ""
+                return (
+                    f"{what}{where} has fingerprint {value!r} here but {first[0]!r} in episode "
+                    f"{first[1]!r} (records of differently built rules or worlds, e.g. another "
+                    "software version or an edited suite, cannot be pooled)"
+                )
         return None
 
 
