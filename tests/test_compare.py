@@ -200,3 +200,20 @@ def test_the_report_has_the_side_by_side_page(
         ["report", str(db), "--out", str(plain), "--compare", "none", "--no-viewer"], capsys
     )
     assert code == 0 and not (plain / "compare.html").exists()
+
+
+def test_a_zero_width_interval_does_not_place_the_paper_outside_it() -> None:
+    """Two pairs whose episodes all succeed: your binomial intervals have zero width, which
+    tests nothing, so the paper's value is neither inside nor outside them."""
+    recs = cell(2, 2) + cell(2, 2, rules="M01")
+    doc = compare(recs, load_reference())
+    for table, quantity in (("table3", "mirror_sr"), ("table3", "rie_sr")):
+        row = find(doc, table, quantity, suite="M01")
+        assert row["counterpart"] == BOTH and row["paper"] is not None
+        assert row["yours_hw"] == 0.0
+        assert row["paper_in_ci"] is None
+    assert doc["counts"]["with_interval"] == 0
+    from mirrorcraft.report.compare_tables import comparison_tables
+
+    t3 = next(t for t in comparison_tables(doc) if t.key == "compare_table3")
+    assert any("zero width" in n for n in t3.notes)

@@ -15,7 +15,9 @@ Intervals are 95% normal intervals: for SR and Score, of a mean stratified by mo
 and task as the paper stratifies (binomial variances for SR, so a stratum whose
 episodes all succeed or all fail adds no width); for RIE, Gap and delta SR, the
 paired estimates of ``analysis.paired``; for actions and cost, of a plain mean.
-Q and p of the Cochran's Q tests have no interval.
+Q and p of the Cochran's Q tests have no interval. Where your interval has zero width
+(no variation in any stratum, or one episode) it is shown but tests nothing:
+``paper_in_ci`` is then null, as where there is no interval.
 """
 
 from __future__ import annotations
@@ -107,7 +109,9 @@ class Builder:
         counterpart = BOTH if has_paper and has_yours else PAPER_ONLY if has_paper else YOURS_ONLY
         value, hw, n = yours if yours is not None else (None, None, 0)
         inside = None
-        if paper is not None and value is not None and hw is not None and counterpart == BOTH:
+        # A zero-width interval (every stratum all successes, all failures or one Score, or
+        # a single episode) is no interval: it cannot say that the paper's value is outside.
+        if paper is not None and value is not None and hw and counterpart == BOTH:
             inside = value - hw - 1e-9 <= paper <= value + hw + 1e-9
         self.rows.append(
             {

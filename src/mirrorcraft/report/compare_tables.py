@@ -107,6 +107,12 @@ def comparison_tables(doc: dict[str, Any]) -> list[Table]:
             "Difference is yours minus the paper's. 'paper only' and 'yours only' mark rows "
             "one side does not have; they are listed, not dropped."
         ]
+        if any(r["yours_hw"] == 0 and r["paper"] is not None for r in rows):
+            notes.append(
+                "A 95% CI of zero width (every episode of each stratum succeeded, failed or had "
+                "the same value, or a single episode) cannot place the paper's value outside "
+                "it; 'Paper in your CI' is left empty there."
+            )
         if table in doc.get("scope", {}):
             notes.append(f"Yours: {doc['scope'][table]}.")
         name = table.replace("table", "Table ") if table.startswith("table") else ""
