@@ -58,6 +58,25 @@ def refused(done: subprocess.CompletedProcess[str], *fragments: str, usage: bool
 # -- budgets ------------------------------------------------------------------------------------
 
 
+def accumulation_spec(
+    tmp_path: Path, checkpoints: list[int] | None = None, eval_worlds: list[str] | None = None
+) -> Path:
+    """A small MineEvolve accumulation spec, written to ``acc.yaml``."""
+    spec = tmp_path / "acc.yaml"
+    doc = {
+        "schema_version": 1,
+        "kind": "accumulation",
+        "name": "acc",
+        "models": [{"name": "mock-planner"}],
+        "variants": ["full"],
+        "train": {"worlds": ["plains-1"], "tasks": ["group:wooden"], "episodes": 2},
+        "checkpoints": checkpoints or [0, 2],
+        "eval": {"worlds": eval_worlds or ["plains-1"], "tasks": ["obtain_crafting_table"]},
+    }
+    spec.write_text(yaml.safe_dump(doc))
+    return spec
+
+
 def run_spec(tmp_path: Path, **changes: object) -> subprocess.CompletedProcess[str]:
     spec = tmp_path / "spec.yaml"
     spec.write_text(yaml.safe_dump({**SPEC, **changes}))
@@ -226,21 +245,7 @@ def test_an_unknown_spec_kind_and_accumulation_messages_read_plainly(tmp_path: P
     """``kind: 5`` used to be read as a grid spec missing its worlds; accumulation specs'
     messages kept pydantic's "Value error, " prefix."""
     refused(run_spec(tmp_path, kind=5), "field 'kind': 5 is not a kind of spec")
-    spec = tmp_path / "acc.yaml"
-    spec.write_text(
-        yaml.safe_dump(
-            {
-                "schema_version": 1,
-                "kind": "accumulation",
-                "name": "acc",
-                "models": [{"name": "mock-planner"}],
-                "variants": ["full"],
-                "train": {"worlds": ["plains-1"], "tasks": ["group:wooden"], "episodes": 2},
-                "checkpoints": [2, 0],
-                "eval": {"worlds": ["plains-1"], "tasks": ["obtain_crafting_table"]},
-            }
-        )
-    )
+    spec = accumulation_spec(tmp_path, checkpoints=[2, 0])
     done = cli("run", str(spec), "--out", str(tmp_path / "out"))
     refused(done, "checkpoints must be distinct, ascending and non-negative")
     assert "Value error" not in done.stderr
@@ -284,21 +289,7 @@ def test_command_line_agents_are_validated_like_the_spec_s(tmp_path: Path) -> No
 
 
 def test_an_accumulation_evaluation_world_listed_twice_is_refused(tmp_path: Path) -> None:
-    spec = tmp_path / "acc.yaml"
-    spec.write_text(
-        yaml.safe_dump(
-            {
-                "schema_version": 1,
-                "kind": "accumulation",
-                "name": "acc",
-                "models": [{"name": "mock-planner"}],
-                "variants": ["full"],
-                "train": {"worlds": ["plains-1"], "tasks": ["group:wooden"], "episodes": 2},
-                "checkpoints": [0, 2],
-                "eval": {"worlds": ["plains-1", "plains-1"], "tasks": ["obtain_crafting_table"]},
-            }
-        )
-    )
+    spec = accumulation_spec(tmp_path, eval_worlds=["plains-1", "plains-1"])
     refused(cli("run", str(spec), "--out", str(tmp_path / "out")), "'plains-1' is listed twice")
 
 

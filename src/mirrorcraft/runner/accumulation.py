@@ -47,6 +47,7 @@ from mirrorcraft.runner.spec import (
     episode_seed,
     identity_json,
     repeated,
+    unique_model_names,
 )
 
 AGENT = "mineevolve"
@@ -174,12 +175,7 @@ class AccumulationSpec(_Strict):
     @field_validator("models")
     @classmethod
     def _model_names_unique(cls, models: tuple[ModelSpec, ...]) -> tuple[ModelSpec, ...]:
-        if twice := repeated(m.name for m in models):
-            raise ValueError(
-                f"model {twice!r} is listed twice; episodes are keyed by the model's name, "
-                "so give each entry its own"
-            )
-        return models
+        return unique_model_names(models)
 
     @field_validator("variants", mode="before")
     @classmethod

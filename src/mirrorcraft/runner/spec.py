@@ -116,6 +116,17 @@ def repeated(values: Iterable[str]) -> str | None:
     return None
 
 
+def unique_model_names(models: tuple[ModelSpec, ...]) -> tuple[ModelSpec, ...]:
+    """``models`` if no name occurs twice (episodes are keyed by the model's name: two
+    entries of one name would share them); a pydantic validator's ValueError otherwise."""
+    if twice := repeated(m.name for m in models):
+        raise ValueError(
+            f"model {twice!r} is listed twice; episodes are keyed by the model's name, "
+            "so give each entry its own"
+        )
+    return models
+
+
 def runner_options(options: dict[str, Any]) -> dict[str, Any]:
     """Agent options without the ``client`` block (how a remote agent is reached, never what
     it is shown): the part that is hashed into the condition."""
@@ -272,13 +283,7 @@ class ExperimentSpec(BaseModel):
     @field_validator("models")
     @classmethod
     def _model_names_unique(cls, models: tuple[ModelSpec, ...]) -> tuple[ModelSpec, ...]:
-        """Episodes are keyed by the model's name: two entries of one name would share them."""
-        if twice := repeated(m.name for m in models):
-            raise ValueError(
-                f"model {twice!r} is listed twice; episodes are keyed by the model's name, "
-                "so give each entry its own"
-            )
-        return models
+        return unique_model_names(models)
 
     @model_validator(mode="after")
     def _agent_ids_unique(self) -> ExperimentSpec:
