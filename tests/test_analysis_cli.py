@@ -176,3 +176,34 @@ def test_bad_options_are_user_errors(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 2 and "--threshold" in err
     code, _, err = run_cli(["analyze", str(tmp_path / "nope.db")], capsys)
     assert code == 2 and "no such results file" in err
+
+
+def test_a_run_cut_short_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Tables from a ``--limit`` run used to read like a finished experiment's."""
+    import yaml
+
+    spec = tmp_path / "spec.yaml"
+    doc = {
+        "schema_version": 1,
+        "name": "short",
+        "worlds": ["plains-1"],
+        "rules": ["vanilla", "M04"],
+        "tasks": ["iron_armor"],
+        "agents": ["random"],
+        "repetitions": 2,
+        "budget": 3,
+    }
+    spec.write_text(yaml.safe_dump(doc))
+    out = tmp_path / "out"
+    base = ["run", str(spec), "--out", str(out), "--workers", "1", "--no-report"]
+    assert run_cli([*base, "--limit", "3"], capsys)[0] == 0
+    db = str(out / "results.sqlite")
+    code, text, _ = run_cli(["analyze", db], capsys)
+    assert code == 0 and "not run yet: 1 of the 4 episodes its spec plans" in text
+    code, text, _ = run_cli(["analyze", db, "--json"], capsys)
+    assert json.loads(text)["episodes"]["unfinished"] == {"missing": 1, "planned": 4}
+    assert run_cli(base, capsys)[0] == 0  # the rest run; nothing is missing any more
+    code, text, _ = run_cli(["analyze", db], capsys)
+    assert code == 0 and "not run yet" not in text
+    code, text, _ = run_cli(["analyze", db, "--json"], capsys)
+    assert json.loads(text)["episodes"]["unfinished"] == {"missing": 0, "planned": 4}
