@@ -59,6 +59,17 @@ class SpinAgent(_Waiting):
         return Decision({"skill": "wait", "args": {"ticks": 1}}, thought="thinking")
 
 
+class BlockingLoopAgent(_Waiting):
+    # On the runner's event loop, with a plain act that blocks (a stuck network call).
+    name = "blocking"
+    run_in_event_loop = True
+
+    def act(self, obs):
+        if obs.step >= 2:
+            time.sleep(600)
+        return Decision({"skill": "wait", "args": {"ticks": 1}}, thought="calling out")
+
+
 class SlowAgent(_Waiting):
     name = "slow"
 
@@ -183,3 +194,27 @@ def test_a_runaway_episode_becomes_a_timeout_fault_and_the_run_goes_on(tmp_path:
     assert "wall-clock limit of 10 s" in stored[0][2]
     (row,) = rows(db, "SELECT record FROM episodes WHERE status = 'infra_fault'")
     assert '"fault": "timeout"' in row[0]
+
+
+def test_a_blocking_act_on_the_event_loop_still_meets_its_time_limit(tmp_path: Path) -> None:
+    """A plain ``act`` of an event-loop agent runs in a thread of its own: while it blocks,
+    the other episodes go on and its time limit fires. It used to block the loop itself, so
+    the run hung for as long as the call did."""
+    spec = {
+        **PLANNERS,
+        "worlds": ["plains-1"],
+        "rules": ["vanilla", "M04"],
+        "agents": ["test_agents:BlockingLoopAgent"],
+        "repetitions": 1,
+        "budget": 5,
+        "execution": {"episode_timeout_s": 3, "max_attempts": 1},
+    }
+    proc, db, _cmd = _start(tmp_path, spec)
+    try:
+        _stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, stderr
+    stored = faults(db)
+    assert [k for _, k, _ in stored] == ["timeout", "timeout"], stored  # both episodes, alike
+    assert "wall-clock limit of 3 s" in stored[0][2]

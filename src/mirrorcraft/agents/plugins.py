@@ -35,6 +35,7 @@ from importlib import metadata
 from typing import Any
 
 from mirrorcraft.agents.base import Decision, EpisodeContext, Usage
+from mirrorcraft.agents.threaded import in_thread
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.llm.base import CallMeta, Completion, LLMClient, Message, Sampling, Tools
 from mirrorcraft.llm.budget import CallBudgetExhausted
@@ -363,6 +364,10 @@ class PluginAgent:
         self.unreported_usage = Usage()
         self.loaded_records: dict[str, dict[str, Any]] | None = None
         """The knowledge-store records handed to the agent (accumulation runs; ``agents/memory.py``)."""
+        self.threaded = bool(
+            getattr(inner, "uses_model", False) or getattr(inner, "run_in_event_loop", False)
+        ) and not inspect.iscoroutinefunction(getattr(inner, "act", None))
+        """A plain ``act`` of an agent on the event loop runs in a thread (``agents/threaded.py``)."""
 
     def start(self, ctx: EpisodeContext) -> None:
         if self.client is not None:
@@ -372,7 +377,7 @@ class PluginAgent:
         self.inner.start(ctx)
 
     async def act(self, obs: Observation) -> Decision | None:
-        result = self.inner.act(obs)
+        result = await in_thread(self.inner.act, obs) if self.threaded else self.inner.act(obs)
         if inspect.isawaitable(result):
             result = await result
         used = self.client.take() if self.client is not None else Usage()
