@@ -62,6 +62,15 @@ _KEY_PARAM = re.compile(r"(?i)\b((?:api[_-]?key|access[_-]?token|token|key)=)[^&
 _SK_TOKEN = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
 
 
+def exception_text(exc: BaseException) -> str:
+    """``Type: message`` of an exception raised by code we do not own (a user's agent);
+    one whose message cannot be read (its ``__str__`` raises) is named by its type."""
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:
+        return f"{type(exc).__name__} (its message could not be read)"
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with credentials replaced: the given secret values, URL user-info,
     bearer tokens, ``key=``/``token=`` query values and ``sk-...`` keys."""

@@ -21,6 +21,7 @@ from typing import Any
 from mirrorcraft.agents.baselines.memory import MemoryOpError, RecordMemory, apply_memory_op
 from mirrorcraft.agents.mineevolve.store import KnowledgeStore
 from mirrorcraft.agents.plugins import PluginAgent
+from mirrorcraft.faults import exception_text
 
 MAX_DELTA_BYTES = 1 << 20
 """The most one episode of a user agent may add to its store (JSON), 1 MiB."""
@@ -74,16 +75,9 @@ def _load_plugin(agent: PluginAgent, store: str | None, writable: bool) -> int:
         agent.inner.load_knowledge(records, writable=writable)
     except Exception as exc:  # the agent's own bug: say so, and whose
         raise MemoryDeltaError(
-            f"agent {agent.name!r}: load_knowledge raised {_text(exc)}"
+            f"agent {agent.name!r}: load_knowledge raised {exception_text(exc)}"
         ) from None
     return version
-
-
-def _text(exc: BaseException) -> str:
-    try:
-        return f"{type(exc).__name__}: {exc}"
-    except Exception:  # an exception whose message cannot be read
-        return type(exc).__name__
 
 
 def store_sizes(agent: Any, delta: list[dict[str, Any]]) -> dict[str, Any]:
@@ -111,7 +105,7 @@ def episode_delta(agent: Any) -> list[dict[str, Any]]:
             delta = agent.inner.knowledge_delta()
         except Exception as exc:  # nothing reaches the store; the fault names the agent
             raise MemoryDeltaError(
-                f"agent {agent.name!r}: knowledge_delta raised {_text(exc)}"
+                f"agent {agent.name!r}: knowledge_delta raised {exception_text(exc)}"
             ) from None
         return checked_delta(agent.name, delta)
     delta = getattr(agent, "knowledge_delta", None)

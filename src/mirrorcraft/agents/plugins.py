@@ -37,6 +37,7 @@ from typing import Any
 from mirrorcraft.agents.base import Decision, EpisodeContext, Usage
 from mirrorcraft.agents.threaded import in_thread
 from mirrorcraft.body.observation import Observation
+from mirrorcraft.faults import exception_text
 from mirrorcraft.llm.base import CallMeta, Completion, LLMClient, Message, Sampling, Tools
 from mirrorcraft.llm.budget import CallBudgetExhausted
 
@@ -212,7 +213,12 @@ def runs_in_event_loop(name: str) -> bool:
         cls = resolve(name).cls
     except PluginError:
         return False
-    return bool(getattr(cls, "uses_model", False) or getattr(cls, "run_in_event_loop", False))
+    return _on_event_loop(cls)
+
+
+def _on_event_loop(agent: Any) -> bool:
+    """Whether a user agent's class (or instance) asks for the event loop."""
+    return bool(getattr(agent, "uses_model", False) or getattr(agent, "run_in_event_loop", False))
 
 
 def check_options(name: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -364,9 +370,9 @@ class PluginAgent:
         self.unreported_usage = Usage()
         self.loaded_records: dict[str, dict[str, Any]] | None = None
         """The knowledge-store records handed to the agent (accumulation runs; ``agents/memory.py``)."""
-        self.threaded = bool(
-            getattr(inner, "uses_model", False) or getattr(inner, "run_in_event_loop", False)
-        ) and not inspect.iscoroutinefunction(getattr(inner, "act", None))
+        self.threaded = _on_event_loop(inner) and not inspect.iscoroutinefunction(
+            getattr(inner, "act", None)
+        )
         """A plain ``act`` of an agent on the event loop runs in a thread (``agents/threaded.py``)."""
 
     def start(self, ctx: EpisodeContext) -> None:
@@ -423,11 +429,7 @@ class PluginAgent:
             out = dict(given)
             json.dumps(out, allow_nan=False)
         except Exception as exc:  # the agent's bug; never the run's, never a corrupt record
-            try:
-                why = f"{type(exc).__name__}: {exc}"
-            except Exception:
-                why = type(exc).__name__
-            return {"memory_stats_error": why[:300]}
+            return {"memory_stats_error": exception_text(exc)[:300]}
         return out
 
     @property

@@ -19,10 +19,10 @@ def unfinished(path: str | Path, stored: Iterable[str]) -> tuple[int, int] | Non
     plans), or None when the results name no grid spec this version can read (JSONL, an
     accumulation run, a spec of another schema)."""
     doc = stored_spec(path)
-    if doc is None or "kind" in doc:
+    if doc is None:
         return None
     try:
         planned = {c.episode_id for c in expand(parse_spec(doc, str(path)))}
-    except (SpecError, ValueError):
+    except (SpecError, ValueError):  # an accumulation spec, or another schema's
         return None
     return len(planned - set(stored)), len(planned)

@@ -21,7 +21,7 @@ from mirrorcraft.backends.sim import SimEpisode, StepOutcome
 from mirrorcraft.body.actions import Action, parse_action
 from mirrorcraft.body.body import action_signature
 from mirrorcraft.evaluator.tasks import Task
-from mirrorcraft.faults import InfrastructureFault
+from mirrorcraft.faults import InfrastructureFault, exception_text
 from mirrorcraft.llm.budget import CallBudgetExhausted
 from mirrorcraft.redact import redact_text
 from mirrorcraft.rules.ruleset import RuleSet
@@ -68,11 +68,7 @@ def _agent_failure(where: str, exc: BaseException) -> str:
     """The record's ``agent_error`` for an exception the agent raised (in ``start``, ``act``
     or ``finish``); an exception whose message cannot be read is named by its type."""
     prefix = f"in {where}: " if where else ""
-    try:
-        text = f"{type(exc).__name__}: {exc}"
-    except Exception:  # the agent's exception class has a __str__ that fails
-        text = f"{type(exc).__name__} (its message could not be read)"
-    return redact_text(prefix + text)[:500]
+    return redact_text(prefix + exception_text(exc))[:500]
 
 
 AGENT_FAILURES = (Exception, SystemExit)
