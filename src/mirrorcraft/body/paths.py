@@ -68,9 +68,10 @@ class Clearable:
 
     A bound method is held weakly: the body keeps its ``Clearable``, and a strong
     reference back would make the two a cycle that keeps the episode's world grid
-    alive until the garbage collector runs."""
+    alive until the garbage collector runs. Answers are kept by name too, so the method
+    is called (and the weak reference read) once per block name."""
 
-    __slots__ = ("_ask", "table")
+    __slots__ = ("_ask", "_known", "table")
 
     def __init__(self, ask: Callable[[str], bool], ids: int):
         self._ask: Callable[[], Callable[[str], bool] | None] = (
@@ -78,12 +79,16 @@ class Clearable:
         )
         self.table = np.full(ids, -1, dtype=np.int8)
         """By block id of the world's palette (``ids`` of them)."""
+        self._known: dict[str, bool] = {}
 
     def __call__(self, name: str) -> bool:
-        ask = self._ask()
-        if ask is None:
-            raise ReferenceError("the body this Clearable answers for is gone")
-        return ask(name)
+        known = self._known.get(name)
+        if known is None:
+            ask = self._ask()
+            if ask is None:
+                raise ReferenceError("the body this Clearable answers for is gone")
+            known = self._known[name] = ask(name)
+        return known
 
 
 def _line_approach(

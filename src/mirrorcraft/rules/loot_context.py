@@ -30,7 +30,7 @@ BlockLookup = Callable[[int, int, int], tuple[str, Mapping[str, str]]]
 """(dx, dy, dz) relative to the broken block -> (block id, block-state properties) there."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class LootContext:
     tool: ItemStack | None = None
     """The item used to break the block (None when no tool parameter exists)."""
@@ -44,6 +44,32 @@ class LootContext:
     block_properties: Mapping[str, str] = field(default_factory=dict)
     lookup: BlockLookup | None = field(default=None, compare=False)
     """Where the world can answer location_check predicates; None outside a world."""
+
+    def __init__(
+        self,
+        tool: ItemStack | None = None,
+        explosion_radius: float | None = None,
+        this_entity: EntityState | None = None,
+        killer_is_player: bool = False,
+        looting: int = 0,
+        luck: float = 0.0,
+        block: str | None = None,
+        block_properties: Mapping[str, str] | None = None,
+        lookup: BlockLookup | None = None,
+    ) -> None:
+        # Written to the instance dict directly, as ItemStack does: every block dug makes a
+        # context, and the generated frozen __init__ costs a call per field.
+        self.__dict__.update(
+            tool=tool,
+            explosion_radius=explosion_radius,
+            this_entity=this_entity,
+            killer_is_player=killer_is_player,
+            looting=looting,
+            luck=luck,
+            block=block,
+            block_properties={} if block_properties is None else block_properties,
+            lookup=lookup,
+        )
 
     def enchantment_level(self, enchantment: str) -> int:
         return self.tool.enchantment_level(enchantment) if self.tool else 0
