@@ -8,6 +8,7 @@ rule suite, a twin or a rule.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -175,7 +176,9 @@ class Observation:
         )
 
 
+@functools.lru_cache(maxsize=4096)
 def _round(d2: int) -> float:
+    """A distance as observations show it (squared distances within a radius: few of them)."""
     return round(math.sqrt(d2), 1)
 
 

@@ -120,14 +120,14 @@ def _line_approach_native(
     names = state.loaded.world.palette.names
     passable = census_native.passable_table(state.passable_ids)
     while True:
-        status, stand, dug, at, bid = census_native.line_approach(
+        status, stand, digs, froms, at, bid = census_native.line_approach(
             state.grid, state.min_y, start, target, reach * reach, passable, clear.table, max_digs
         )
         if status != 3:
             break
         clear.table[bid] = 1 if clear(names[bid]) else 0  # asked once, then the walk again
     if status == 0:
-        return Approach(stand, tuple(c for c, _f in dug), tuple(f for _c, f in dug))
+        return Approach(stand, digs, froms)
     return Blocked(at, names[bid], too_far=status == 2)
 
 

@@ -239,10 +239,10 @@ def line_approach(
     passable: NDArray[np.uint8],
     clear: NDArray[np.int8],
     max_digs: int,
-) -> tuple[int, Pos, list[tuple[Pos, Pos]], Pos, int]:
-    """``body/paths.py: _line_approach`` in C: (status, where the body stands, (dug cell,
-    where the body stood) per dig, the cell it stopped at, that cell's id). Status 0: a
-    way; 1: blocked; 2: blocked, too many digs; 3: ``clear`` does not know the id yet."""
+) -> tuple[int, Pos, tuple[Pos, ...], tuple[Pos, ...], Pos, int]:
+    """``body/paths.py: _line_approach`` in C: (status, where the body stands, the dug
+    cells, where the body stood for each, the cell it stopped at, that cell's id). Status
+    0: a way; 1: blocked; 2: blocked, too many digs; 3: ``clear`` does not know the id yet."""
     assert _core is not None
     n = max(abs(target[0] - start[0]), abs(target[1] - start[1]), abs(target[2] - start[2]))
     rows = min(max(max_digs, 0), 2 * n) + 1
@@ -251,6 +251,7 @@ def line_approach(
     status, x, y, z, digs, ax, ay, az, aid = _core.line_approach(
         grid, sx, sz, sy, min_y, *start, *target, float(reach2), passable, clear, max_digs, out
     )
-    six = [iter(out[: 6 * digs].tolist())] * 6  # the rows, six numbers at a time
-    dug = [((a, b, c), (d, e, f)) for a, b, c, d, e, f in zip(*six, strict=True)]
-    return status, (x, y, z), dug, (ax, ay, az), aid
+    rows6 = out[: 6 * digs].tolist()  # per dig: the cell's x, y, z, then where the body stood
+    cells = tuple(zip(rows6[0::6], rows6[1::6], rows6[2::6], strict=True))
+    froms = tuple(zip(rows6[3::6], rows6[4::6], rows6[5::6], strict=True))
+    return status, (x, y, z), cells, froms, (ax, ay, az), aid
