@@ -13,6 +13,7 @@ import pytest
 from mirrorcraft.analysis.compare import BOTH, PAPER_ONLY, YOURS_ONLY, compare
 from mirrorcraft.analysis.paired import SR, PairIndex, rie
 from mirrorcraft.analysis.reference import load_reference
+from mirrorcraft.analysis.summary import summarize
 from mirrorcraft.runner.records import EpisodeRecord
 from tests.test_analysis_cli import run_cli
 from tests.test_analysis_helpers import make_record, write_db
@@ -54,7 +55,7 @@ def records() -> list[EpisodeRecord]:
         for suite in ("M01", "M04"):
             out += cell(10, 30, task=task, rules=suite)
             out += cell(15, 30, task=task, rules=suite, disclosure="disclosed")
-        out += cell(30, 30, task=task, agent="oracle", model="none")  # not in the paper
+        out += cell(30, 30, task=task, agent="vanilla-planner", model="none")  # not in the paper
         out += cell(5, 30, task=task, model="my-local-model")  # a model no family claims
     return out
 
@@ -113,9 +114,9 @@ def test_a_matched_row_has_your_value_interval_difference_and_coverage(
 def test_rows_only_one_side_has_are_marked_not_dropped(doc: dict[str, Any]) -> None:
     direct = find(doc, "table2", "vanilla_sr", configuration="direct", model="deepseek")
     assert direct["counterpart"] == PAPER_ONLY and direct["yours"] is None
-    oracle = find(doc, "table2", "vanilla_sr", configuration="oracle", model="none")
-    assert oracle["counterpart"] == YOURS_ONLY and oracle["paper"] is None
-    assert oracle["yours"] == pytest.approx(100.0)
+    planner = find(doc, "table2", "vanilla_sr", configuration="vanilla-planner", model="none")
+    assert planner["counterpart"] == YOURS_ONLY and planner["paper"] is None
+    assert planner["yours"] == pytest.approx(100.0)
     local = find(doc, "table2", "vanilla_sr", configuration="react", model="my-local-model")
     assert local["counterpart"] == YOURS_ONLY
     # every cell of Table 2 of the paper appears (14 rows; disclosed rows have 4 cells)
@@ -217,3 +218,29 @@ def test_a_zero_width_interval_does_not_place_the_paper_outside_it() -> None:
 
     t3 = next(t for t in comparison_tables(doc) if t.key == "compare_table3")
     assert any("zero width" in n for n in t3.notes)
+
+
+def test_the_oracle_control_enters_no_compared_number() -> None:
+    """The oracle is told the rules in force: it is a control, never one of the configurations
+    evaluated without rule descriptions that Table 3 pools, nor a member of a compared set."""
+    recs: list[EpisodeRecord] = []
+    for task in ("iron_armor", "diamond"):
+        for agent in ("vanilla-planner", "adaptive-planner"):
+            recs += cell(4, 4, task=task, agent=agent, model="none")
+            recs += cell(1, 4, task=task, agent=agent, model="none", rules="M01")
+        recs += cell(4, 4, task=task, agent="oracle", model="none")
+        recs += cell(4, 4, task=task, agent="oracle", model="none", rules="M01")
+    doc = compare(recs, load_reference())
+    # Table 3 over the two planners only: Vanilla 16/16, M01 4/16 successes, so the Mirror SR
+    # is 25% and RIE_SR 75 points (with the oracle's 8 of 8 in M01 they would be 50% and 50).
+    assert find(doc, "table3", "mirror_sr", suite="M01")["yours"] == pytest.approx(25.0)
+    assert find(doc, "table3", "rie_sr", suite="M01")["yours"] == pytest.approx(75.0)
+    assert find(doc, "table11", "all_six_rie_sr", suite="M01")["yours"] == pytest.approx(75.0)
+    assert not any(r["row"].get("configuration") == "oracle" for r in doc["rows"])
+    assert doc["model_families"] == {"none": "none"}
+    # the compare page and `analyze` agree on the within-suite test (two planners, not three)
+    analysed = summarize(recs)["within_suite"]["tests"]
+    assert [t["agents"] for t in analysed] == [["vanilla-planner", "adaptive-planner"]]
+    assert compare(recs, load_reference()) == compare(
+        [r for r in recs if r.agent != "oracle"], load_reference()
+    )

@@ -29,7 +29,14 @@ from dataclasses import replace
 from typing import Any
 
 from mirrorcraft.analysis.diagnostics import success_step
-from mirrorcraft.analysis.metrics import DISCLOSED, HIDDEN, VANILLA, is_success, suite_order
+from mirrorcraft.analysis.metrics import (
+    DISCLOSED,
+    HIDDEN,
+    VANILLA,
+    is_control,
+    is_success,
+    suite_order,
+)
 from mirrorcraft.analysis.paired import ALL, SCORE, SR, Estimate, PairIndex, disclosure_split, rie
 from mirrorcraft.analysis.reference import Reference, Row
 from mirrorcraft.analysis.sections import disclosure_section, within_suite_section
@@ -440,8 +447,12 @@ def compare(
     threshold: float = 50.0,
     compared_tasks: Sequence[str] = ("iron_armor", "diamond"),
 ) -> dict[str, Any]:
-    """Every published quantity beside yours (see the module docstring)."""
-    recs, names = relabel(records, reference)
+    """Every published quantity beside yours (see the module docstring).
+
+    Control agents (the oracle, given the rules in force) are left out, as in ``summarize``:
+    they are none of the configurations the paper's tables pool, nor members of a compared set.
+    """
+    recs, names = relabel([r for r in records if not is_control(r)], reference)
     b = Builder()
     _table2(b, reference, recs)
     scope = _table3(b, reference, recs)
