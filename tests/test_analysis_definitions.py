@@ -90,6 +90,51 @@ def test_gap_q_uses_the_disclosed_variance_only() -> None:
     }
 
 
+def test_disclosure_tests_are_also_given_for_each_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Section 4.1 computes Cochran's Q "for each model separately", appendix C pools the
+    models: the pooled tests come first ("all"), then one set per model."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    other_hidden = {"M01": 3, "M02": 3, "M03": 7}
+    other_disclosed = {"M01": 8, "M02": 4, "M03": 6}
+    records = _split_records()
+    records += _cell(10, 5, model="m2")
+    for suite in HIDDEN:
+        records += _cell(10, other_hidden[suite], rules=suite, model="m2")
+        records += _cell(
+            10, other_disclosed[suite], rules=suite, disclosure="disclosed", model="m2"
+        )
+    tests = summarize(records)["disclosure_tests"]
+    assert [(t["model"], t["quantity"]) for t in tests] == [
+        (model, quantity)
+        for model in ("all", "m1", "m2")
+        for quantity in ("rie_sr", "gap_sr", "delta_sr")
+    ]
+
+    def var(x: int) -> float:
+        return 1e4 * (x / 10) * (1 - x / 10) / 10
+
+    by = {(t["model"], t["quantity"]): t for t in tests}
+    # m2 alone: Δ = disclosed - hidden per suite, weighted by both sides' variances
+    deltas = [10 * (other_disclosed[s] - other_hidden[s]) for s in HIDDEN]
+    q = _q(deltas, [var(other_disclosed[s]) + var(other_hidden[s]) for s in HIDDEN])
+    assert by[("m2", "delta_sr")]["q"] == pytest.approx(q, rel=1e-12)
+    assert by[("m2", "delta_sr")]["p"] == pytest.approx(float(scipy_stats.chi2.sf(q, 2)))
+    # m1 alone is the single-model case of the test above
+    gaps = [100 * (0.6 - DISCLOSED[s] / 10) for s in HIDDEN]
+    assert by[("m1", "gap_sr")]["q"] == pytest.approx(
+        _q(gaps, [var(DISCLOSED[s]) for s in HIDDEN]), rel=1e-12
+    )
+    path = write_jsonl(tmp_path / "two.jsonl", records)
+    code, out, _ = run_cli(["analyze", str(path)], capsys)
+    assert code == 0
+    line = next(
+        x for x in out.splitlines() if x.startswith("react") and " m2 " in x and "delta_sr" in x
+    )
+    assert f"{q:.2f}" in line.split()
+
+
 def test_disclosure_tests_table_names_the_variance(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -97,7 +142,7 @@ def test_disclosure_tests_table_names_the_variance(
     code, out, _ = run_cli(["analyze", str(path)], capsys)
     assert code == 0
     line = next(x for x in out.splitlines() if x.startswith("react") and "gap_sr" in x)
-    assert line.split()[:3] == ["react", "gap_sr", "disclosed"]
+    assert line.split()[:4] == ["react", "all", "gap_sr", "disclosed"]
 
 
 # --- within-suite tests: the Bonferroni family ---------------------------------------------------

@@ -382,7 +382,7 @@ def _tests(
         yours[("within_suite", str(t["suite"]), str(t["model"]))] = t
     names = {"delta_sr": "delta_sr_across_suites", "gap_sr": "gap_across_suites"}
     for t in disclosure_tests:
-        if t["agent"] == "react" and t["quantity"] in names:
+        if t["agent"] == "react" and t["model"] == ALL and t["quantity"] in names:
             yours[(names[str(t["quantity"])], "all", "pooled")] = t
     used: set[tuple[str, str, str]] = set()
     for p in ref.cochran_q:

@@ -139,7 +139,9 @@ def disclosure_section(
 
     One block of rows per agent that was run with disclosed rules: pooled over
     models ("all") and, when there are several models, per model; one row per
-    suite the agent was run in plus a "pooled" row.
+    suite the agent was run in plus a "pooled" row. The tests follow the same
+    blocks: the paper's appendix C pools the models (its Q values are reproduced
+    that way), while its section 4.1 computes Q "for each model separately".
     """
     agents = distinct(
         (r.agent for r in records if r.rules != VANILLA and r.disclosure == DISCLOSED),
@@ -170,18 +172,18 @@ def disclosure_section(
                         **_split_fields(sc, "score", "sc"),
                     }
                 )
-            if model == ALL:
-                for quantity, sides in TEST_SIDES.items():
-                    part = quantity.split("_")[0]
-                    ests = [getattr(s, part) for s in per_suite]
-                    tests.append(
-                        {
-                            "agent": agent,
-                            "quantity": quantity,
-                            "variance": " + ".join(sides),
-                            **_q_fields(ests, sides),
-                        }
-                    )
+            for quantity, sides in TEST_SIDES.items():
+                part = quantity.split("_")[0]
+                ests = [getattr(s, part) for s in per_suite]
+                tests.append(
+                    {
+                        "agent": agent,
+                        "model": model,
+                        "quantity": quantity,
+                        "variance": " + ".join(sides),
+                        **_q_fields(ests, sides),
+                    }
+                )
     return rows, tests
 
 

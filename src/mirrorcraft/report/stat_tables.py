@@ -206,6 +206,7 @@ def disclosure_tests(s: Summary) -> Table | None:
     rows = [
         [
             t["agent"],
+            t["model"],
             t["quantity"],
             t["variance"],
             count(t["k"]),
@@ -221,13 +222,15 @@ def disclosure_tests(s: Summary) -> Table | None:
     return Table(
         "disclosure_tests",
         "Do the parts of the disclosure split differ between suites? (Cochran's Q)",
-        ["Agent", "Quantity", "Variance of", "k", "Q", "df", "p", "p (AC)"],
+        ["Agent", "Model", "Quantity", "Variance of", "k", "Q", "df", "p", "p (AC)"],
         rows,
-        left=3,
+        left=4,
         notes=[
             "RIE and Gap share the agent's Vanilla cell in every suite, so their tests weight "
             "each suite by the variance of its Mirror side only (hidden, resp. disclosed); "
-            "ΔSR uses both sides."
+            "ΔSR uses both sides.",
+            "Model 'all' pools the models (the paper's appendix C); with several models each "
+            'is also tested on its own (its section 4.1: Q "for each model separately").',
         ],
     )
 
