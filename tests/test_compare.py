@@ -244,3 +244,40 @@ def test_the_oracle_control_enters_no_compared_number() -> None:
     assert compare(recs, load_reference()) == compare(
         [r for r in recs if r.agent != "oracle"], load_reference()
     )
+
+
+def test_table5_averages_the_tasks_over_the_same_trajectories() -> None:
+    """Table 5 is SR at checkpoints of the same trajectories, averaged over tasks: Diamond
+    with four episodes weighs as much as Iron Armor with two, and an episode whose budget
+    stops short of 200 actions is not one of the trajectories."""
+    recs: list[EpisodeRecord] = []
+    steps = {"diamond": (90, 120, 190, None), "iron_armor": (50, None)}
+    for task, reached in steps.items():
+        for rep, step in enumerate(reached):
+            trace = [0] * (step - 1) + [100] if step else [35 if task == "iron_armor" else 25] * 200
+            recs.append(
+                make_record(
+                    task=task,
+                    repetition=rep,
+                    trace=trace,
+                    budget=200,
+                    model="gemini-3.1-flash-lite",
+                )
+            )
+    # a shorter run of the same configuration that succeeds at once: not a 200-action trajectory
+    recs.append(make_record(task="iron_armor", repetition=9, trace=[100], budget=150,
+                            model="gemini-3.1-flash-lite"))  # fmt: skip
+    doc = compare(recs, load_reference())
+
+    def sr(cp: int) -> dict[str, Any]:
+        return find(
+            doc, "table5", "vanilla_sr", configuration="react", model="gemini", checkpoint=cp
+        )
+
+    # Diamond 1/4, 2/4, 3/4 of its episodes by actions 100, 150, 200; Iron Armor 1/2 throughout
+    assert sr(100)["yours"] == pytest.approx((25 + 50) / 2)
+    assert sr(150)["yours"] == pytest.approx((50 + 50) / 2)
+    assert sr(200)["yours"] == pytest.approx((75 + 50) / 2)
+    # the interval is stratified by task: (p(1-p)/n summed over the tasks) / 2**2
+    hw = 1.959964 * math.sqrt((0.25 * 0.75 / 4 + 0.5 * 0.5 / 2) / 4) * 100
+    assert sr(100)["yours_hw"] == pytest.approx(hw) and sr(100)["n"] == 6

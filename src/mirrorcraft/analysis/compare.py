@@ -14,7 +14,8 @@ claims keeps its own name. A row only one side has is kept and marked: its
 Intervals are 95% normal intervals: for SR and Score, of a mean stratified by model
 and task as the paper stratifies (binomial variances for SR, so a stratum whose
 episodes all succeed or all fail adds no width); for RIE, Gap and delta SR, the
-paired estimates of ``analysis.paired``; for actions and cost, of a plain mean.
+paired estimates of ``analysis.paired``; for Table 5, of the task-averaged SR of the
+horizon table (``analysis.horizon``); for actions and cost, of a plain mean.
 Q and p of the Cochran's Q tests have no interval. Where your interval has zero width
 (no variation in any stratum, or one episode) it is shown but tests nothing:
 ``paper_in_ci`` is then null, as where there is no interval.
@@ -28,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from mirrorcraft.analysis.diagnostics import success_step
+from mirrorcraft.analysis.horizon import task_averaged_sr
 from mirrorcraft.analysis.metrics import (
     DISCLOSED,
     HIDDEN,
@@ -324,15 +325,13 @@ def _table11(b: Builder, ref: Reference, recs: Records) -> None:
     _split_rows(b, "table11", rows, recs, ALL, cols)
 
 
-def _checkpoint_sr(records: Records, checkpoint: int) -> Yours:
-    eligible = [r for r in records if r.budget >= checkpoint]
-    if not eligible:
-        return None
-    marked = [
-        replace(r, score=100 if (s := success_step(r)) is not None and s <= checkpoint else 0)
-        for r in eligible
-    ]
-    return _group(marked, SR, _strata)
+def _checkpoint_sr(records: Records, checkpoint: int, top: int) -> Yours:
+    """SR after ``checkpoint`` actions averaged over tasks, as ``analyze``'s horizon table:
+    over the same trajectories at every checkpoint (budget reaching ``top``, the largest
+    checkpoint reached), each task weighted equally, the interval stratified by task."""
+    eligible = [r for r in records if r.budget >= max(checkpoint, top)]
+    est = task_averaged_sr(eligible, checkpoint)
+    return None if est is None else (est.value, est.half_width, len(eligible))
 
 
 def _table5(b: Builder, ref: Reference, recs: Records) -> None:
@@ -360,7 +359,7 @@ def _table5(b: Builder, ref: Reference, recs: Records) -> None:
                 continue
             for side, quantity in ((VANILLA, "vanilla_sr"), ("mirror", "mirror_sr")):
                 picked = [r for r in mine if (r.rules == VANILLA) == (side == VANILLA)]
-                yours = _checkpoint_sr(picked, cp)
+                yours = _checkpoint_sr(picked, cp, max(reached, default=cp))
                 b.add(
                     "table5",
                     {"configuration": agent, "model": model, "checkpoint": cp},
