@@ -207,3 +207,39 @@ def test_a_run_cut_short_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 0 and "not run yet" not in text
     code, text, _ = run_cli(["analyze", db, "--json"], capsys)
     assert json.loads(text)["episodes"]["unfinished"] == {"missing": 0, "planned": 4}
+
+
+def test_a_report_of_a_run_cut_short_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run's own report and ``mirrorcraft report`` said nothing of missing episodes."""
+    import yaml
+
+    spec = tmp_path / "spec.yaml"
+    doc = {
+        "schema_version": 1,
+        "name": "short",
+        "worlds": ["plains-1"],
+        "rules": ["vanilla", "M04"],
+        "tasks": ["iron_armor"],
+        "agents": ["random"],
+        "repetitions": 2,
+        "budget": 3,
+    }
+    spec.write_text(yaml.safe_dump(doc))
+    out = tmp_path / "out"
+    base = ["run", str(spec), "--out", str(out), "--workers", "1"]
+    assert run_cli([*base, "--limit", "3"], capsys)[0] == 0
+    said = "not run yet: 1 of the 4 episodes its spec plans"
+    report = out / "report"
+    assert said in (report / "index.html").read_text(encoding="utf-8")
+    stored = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    assert stored["episodes"]["unfinished"] == {"missing": 1, "planned": 4}
+    again = tmp_path / "again"
+    db = str(out / "results.sqlite")
+    assert run_cli(["report", db, "--out", str(again), "--no-viewer"], capsys)[0] == 0
+    assert said in (again / "index.html").read_text(encoding="utf-8")
+    assert run_cli(base, capsys)[0] == 0  # the rest run: the report no longer says it
+    assert "not run yet" not in (report / "index.html").read_text(encoding="utf-8")
+    stored = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    assert stored["episodes"]["unfinished"] == {"missing": 0, "planned": 4}

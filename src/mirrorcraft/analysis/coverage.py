@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from mirrorcraft.analysis.loading import stored_spec
 from mirrorcraft.runner.spec import SpecError, expand, parse_spec
@@ -26,3 +27,13 @@ def unfinished(path: str | Path, stored: Iterable[str]) -> tuple[int, int] | Non
     except (SpecError, ValueError):  # an accumulation spec, or another schema's
         return None
     return len(planned - set(stored)), len(planned)
+
+
+def note_unfinished(summary: dict[str, Any], path: str | Path, stored: Iterable[str]) -> None:
+    """Set ``summary["episodes"]["unfinished"]``: ``{"missing", "planned"}``, or None where
+    ``unfinished`` cannot tell (``analyze --json``, a report's ``summary.json`` and a run's
+    own report all carry it the same way)."""
+    left = unfinished(path, stored)
+    summary["episodes"]["unfinished"] = (
+        None if left is None else {"missing": left[0], "planned": left[1]}
+    )

@@ -124,18 +124,15 @@ def load(args: argparse.Namespace) -> tuple[LoadedResults, dict[str, Any]]:
         excluded=loaded.excluded,
         invalid=[i.to_json() for i in loaded.invalid],
     )
-    from mirrorcraft.analysis.coverage import unfinished
+    from mirrorcraft.analysis.coverage import note_unfinished
 
-    left = unfinished(args.results, (r.episode_id for r in loaded.records))
-    summary["episodes"]["unfinished"] = (
-        None if left is None else {"missing": left[0], "planned": left[1]}
-    )
+    note_unfinished(summary, args.results, (r.episode_id for r in loaded.records))
     return loaded, summary
 
 
 def text_report(loaded: LoadedResults, summary: dict[str, Any]) -> str:
     from mirrorcraft.report.render import render_text
-    from mirrorcraft.report.tables import build_tables, skipped
+    from mirrorcraft.report.tables import build_tables, skipped, unfinished_note
 
     counts = summary["episodes"]
     lines = [
@@ -157,14 +154,9 @@ def text_report(loaded: LoadedResults, summary: dict[str, Any]) -> str:
             )
         else:
             lines.append(f"left out: {n} infrastructure record(s) ({status}), never scored")
-    left = counts.get("unfinished")
-    if left and left["missing"]:
-        lines.append(
-            f"not run yet: {left['missing']} of the {left['planned']} episodes its spec plans "
-            "(a run cut short with --limit or interrupted, or episodes that faulted); the "
-            "tables cover the episodes stored. `mirrorcraft run` with the same spec and "
-            "--out finishes them"
-        )
+    left = unfinished_note(summary)
+    if left:
+        lines.append(left)
     invalid = counts["invalid"]
     if invalid:
         lines.append(f"left out: {len(invalid)} inconsistent record(s) (--skip-invalid):")

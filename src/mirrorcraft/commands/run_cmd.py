@@ -371,6 +371,9 @@ def _summary(db: Path, spec: ExperimentSpec) -> tuple[Any, dict[str, Any]]:
     summary = summarize(
         loaded.records, checkpoints=list(spec.checkpoints), excluded=loaded.excluded
     )
+    from mirrorcraft.analysis.coverage import note_unfinished
+
+    note_unfinished(summary, db, (r.episode_id for r in loaded.records))
     return loaded, summary
 
 

@@ -32,7 +32,7 @@ from mirrorcraft.analysis.metrics import (
 )
 from mirrorcraft.report import plots
 from mirrorcraft.report.render import Table, render_csv, render_html, render_markdown
-from mirrorcraft.report.tables import build_tables, skipped
+from mirrorcraft.report.tables import build_tables, skipped, unfinished_note
 from mirrorcraft.report.templating import fill
 from mirrorcraft.report.viewer import EpisodeView, episode_page, page_name, twin_key
 from mirrorcraft.runner.records import EpisodeRecord, StepRecord
@@ -113,6 +113,9 @@ def _index_html(
         f"{n} infrastructure record(s) ({s}) left out, never scored"
         for s, n in counts["excluded"].items()
     ]
+    left = unfinished_note(summary)
+    if left:
+        notes.insert(0, left)
     if counts["invalid"]:
         notes.append(
             f"{len(counts['invalid'])} inconsistent record(s) left out (--skip-invalid; "

@@ -263,6 +263,19 @@ def controls(s: Summary) -> Table | None:
     )
 
 
+def unfinished_note(summary: Summary) -> str | None:
+    """A line for results that hold only part of their spec's episodes (None otherwise)."""
+    left = summary["episodes"].get("unfinished")
+    if not left or not left["missing"]:
+        return None
+    return (
+        f"not run yet: {left['missing']} of the {left['planned']} episodes its spec plans "
+        "(a run cut short with --limit or interrupted, or episodes that faulted); the "
+        "tables cover the episodes stored. `mirrorcraft run` with the same spec and "
+        "--out finishes them"
+    )
+
+
 def skipped(summary: Summary) -> list[str]:
     """Why some tables are absent, one short line each."""
     out: list[str] = []

@@ -29,6 +29,7 @@ from mirrorcraft.report.stat_tables import (
     irr,
     rl,
     skipped,
+    unfinished_note,
     within_suite,
 )
 
@@ -36,7 +37,7 @@ Summary = dict[str, Any]
 Row = dict[str, Any]
 
 
-__all__ = ["build_tables", "skipped"]
+__all__ = ["build_tables", "skipped", "unfinished_note"]
 
 
 def _ci(row: Row, key: str) -> Cell:
