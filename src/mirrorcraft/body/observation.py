@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,6 +177,10 @@ class Observation:
         )
 
 
+_BY_DISTANCE = operator.attrgetter("distance", "id")
+"""How nearby lists are ordered: nearest first, then by id."""
+
+
 @functools.lru_cache(maxsize=4096)
 def _round(d2: int) -> float:
     """A distance as observations show it (squared distances within a radius: few of them)."""
@@ -227,7 +232,7 @@ class ObservationBuilder:
                         made.clear()
                     near = made[pair] = Nearby(names[pair[0]], _round(pair[1]))
                 out.append(near)
-            out.sort(key=lambda n: (n.distance, n.id))
+            out.sort(key=_BY_DISTANCE)
             self._cache_key, self._cache = key, out
         return self._cache
 
@@ -311,7 +316,7 @@ class ObservationBuilder:
                         ents.setdefault(mob.type, []).append(d2)
             self._ents = sorted(
                 (Nearby(t, _round(min(ds)), len(ds)) for t, ds in ents.items()),
-                key=lambda n: (n.distance, n.id),
+                key=_BY_DISTANCE,
             )
             self._ents_key = key
         return list(self._ents)
@@ -369,7 +374,7 @@ class ObservationBuilder:
             nearby_blocks=blocks,
             nearby_drops=sorted(
                 (Nearby(item, _round(min(ds)), drop_counts[item]) for item, ds in drops.items()),
-                key=lambda n: (n.distance, n.id),
+                key=_BY_DISTANCE,
             ),
             nearby_entities=self._nearby_entities(),
             facilities=facilities,
