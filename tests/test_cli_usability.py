@@ -146,6 +146,25 @@ def test_rules_pack_takes_suite_ids_and_manifest_paths(
     assert "M99" in capsys.readouterr().err
 
 
+def test_rules_loot_adds_up_stacks_of_one_item(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A table that drops one item as several stacks (two pools, or more than a stack holds)
+    used to be shown with the last stack's count only."""
+    pack = tmp_path / "pack"
+    (pack / "data/minecraft/loot_tables/blocks").mkdir(parents=True)
+    (pack / "pack.mcmeta").write_text('{"pack": {"pack_format": 10, "description": "t"}}')
+    flint = {"type": "minecraft:item", "name": "minecraft:flint"}
+    many = {**flint, "functions": [{"function": "minecraft:set_count", "count": 100}]}
+    table = {
+        "type": "minecraft:block",
+        "pools": [{"rolls": 1, "entries": [flint]}, {"rolls": 2, "entries": [many]}],
+    }
+    (pack / "data/minecraft/loot_tables/blocks/gravel.json").write_text(json.dumps(table))
+    assert main(["rules", "--pack", str(pack), "loot", "gravel"]) == 0
+    assert json.loads(capsys.readouterr().out)["rolls"] == [{"flint": 201}]
+
+
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [

@@ -176,7 +176,10 @@ def run(args: argparse.Namespace) -> int:
             if harvest
             else []
         )
-        rolls.append({d.item: d.count for d in drops})
+        got: dict[str, int] = {}
+        for d in drops:  # one item can come as several stacks (two pools, or over 64)
+            got[d.item] = got.get(d.item, 0) + d.count
+        rolls.append(got)
     print_json({"block": block, "harvestable": harvest, "rolls": rolls})
     return 0
 
