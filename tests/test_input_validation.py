@@ -164,6 +164,25 @@ def test_a_spec_that_asks_for_no_episodes_is_refused(
     assert not (tmp_path / "out").exists()
 
 
+def test_disclosing_a_bare_datapack_is_refused(tmp_path: Path) -> None:
+    """A datapack has no rule sheet: its disclosed episodes used to run with none, as hidden
+    episodes recorded (and tabled as "w/rules") as disclosed."""
+    pack = tmp_path / "pack"
+    (pack / "data/minecraft/loot_tables/blocks").mkdir(parents=True)
+    (pack / "pack.mcmeta").write_text('{"pack": {"pack_format": 10, "description": "t"}}')
+    flint = {"rolls": 1, "entries": [{"type": "minecraft:item", "name": "minecraft:flint"}]}
+    table = {"type": "minecraft:block", "pools": [flint]}
+    (pack / "data/minecraft/loot_tables/blocks/gravel.json").write_text(json.dumps(table))
+    told = {"agents": ["react"], "models": [{"name": "mock-planner"}]}
+    both = {**told, "disclosure": ["hidden", "disclosed"]}
+    done = run_spec(tmp_path, rules=["vanilla", str(pack)], **both)
+    refused(done, repr(str(pack)), "no rule sheet to disclose")
+    assert not (tmp_path / "out").exists()
+    manifest = str(Path(__file__).resolve().parents[1] / "examples" / "my_suite.yaml")
+    assert run_spec(tmp_path, rules=["vanilla", manifest], **both).returncode == 0
+    assert run_spec(tmp_path, rules=["vanilla", str(pack)], **told).returncode == 0
+
+
 def test_the_no_episodes_check_agrees_with_expand() -> None:
     import itertools
 

@@ -178,6 +178,25 @@ def _validate(spec: ExperimentSpec) -> None:
             raise UserError(str(exc)) from None
         except Exception as exc:  # manifests: a clear message, never a traceback
             raise UserError(f"rule set {r!r}: {exc}") from None
+    _check_disclosure(spec)
+
+
+def _check_disclosure(spec: ExperimentSpec) -> None:
+    """A disclosed episode gives the agent the suite's rule sheet, which only a packaged
+    suite or a manifest has: under a bare datapack it would run with no sheet at all, as a
+    hidden episode recorded as disclosed."""
+    from mirrorcraft.runner.executor import rule_sheet_for
+
+    if "disclosed" not in spec.disclosure:
+        return
+    if not any(a in spec.disclosed_agents for a in spec.agent_ids):
+        return
+    for r in spec.rules:
+        if r != "vanilla" and rule_sheet_for(r) is None:
+            raise UserError(
+                f"rule set {r!r} has no rule sheet to disclose (a datapack holds only the "
+                "rules): name a suite manifest (.yaml) there, or drop 'disclosed' from disclosure"
+            )
 
 
 def _check_agent_options(entry: AgentEntry) -> None:
