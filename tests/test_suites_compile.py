@@ -106,6 +106,40 @@ def test_bad_manifests_are_rejected_with_a_message(
         compile_manifest(parse_manifest(raw), vanilla_ruleset())
 
 
+STICKS_AS_USUAL = {"op": "recipe_output", "targets": ["stick"], "count": 4, "sheet": "x"}
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        [STICKS_AS_USUAL],
+        [
+            {
+                "op": "cooking_result",
+                "input": "raw_iron",
+                "stations": ["furnace"],
+                "item": "iron_ingot",
+                "sheet": "x",
+            }
+        ],
+        [{**STICKS_AS_USUAL, "count": 2}, {**STICKS_AS_USUAL, "count": 2}],
+    ],
+)
+def test_a_change_that_changes_nothing_is_rejected(
+    tmp_path: Path, changes: list[dict[str, object]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Such a suite used to check, compile and run as a Mirror condition identical to
+    vanilla ("0 resource(s) differ from vanilla", exit 0)."""
+    raw = {"schema_version": 1, "id": "SAME", "name": "as before", "changes": changes}
+    last = len(changes) - 1
+    with pytest.raises(ManifestError, match=rf"changes\[{last}\]: changes nothing"):
+        compiled(parse_manifest(raw))
+    path = tmp_path / "same.yaml"
+    path.write_text(json.dumps(raw))
+    assert main(["suites", "check", str(path)]) == 2
+    assert "changes nothing" in capsys.readouterr().err
+
+
 def test_unknown_keys_and_versions_are_rejected() -> None:
     with pytest.raises(ManifestError, match="schema_version"):
         parse_manifest({"schema_version": 2, "id": "X", "name": "n", "changes": []})

@@ -46,6 +46,20 @@ class CompiledSuite:
     changed: dict[int, tuple[tuple[str, str], ...]]
     """Change index -> the (category, location) resources it writes."""
     notes: tuple[str, ...]
+    idle: tuple[int, ...] = ()
+    """Changes that write every resource exactly as vanilla, or an earlier change, has it."""
+
+    def check_effective(self) -> None:
+        """Refuse a suite with a change that changes nothing (``ManifestError``): it would
+        check, compile and run as a Mirror suite no different from vanilla there."""
+        if not self.idle:
+            return
+        i = self.idle[0]
+        paths = sorted(resource_path(c, loc) for c, loc in self.changed.get(i, ()))
+        raise ManifestError(
+            f"suite {self.manifest.id}: changes[{i}]: changes nothing: it writes "
+            f"{', '.join(paths)} exactly as vanilla (or an earlier change) already has it"
+        )
 
     def file_bytes(self) -> dict[str, bytes]:
         return {
@@ -93,6 +107,8 @@ class _Compiler:
         self.files: dict[str, Any] = {}
         self.changed: dict[int, list[tuple[str, str]]] = {}
         self.notes: list[str] = []
+        self.effective: set[int] = set()
+        """Changes that wrote at least one resource unlike what was there before."""
 
     def fail(self, index: int, message: str) -> ManifestError:
         return ManifestError(f"suite {self.m.id}: changes[{index}]: {message}")
@@ -110,6 +126,11 @@ class _Compiler:
         path = resource_path(category, location)
         if path in self.files and self.files[path] != doc:
             raise self.fail(index, f"conflicts with an earlier change that also writes {path}")
+        before = (
+            self.files[path] if path in self.files else self.v.documents.get((category, location))
+        )
+        if doc != before:
+            self.effective.add(index)
         self.files[path] = doc
         self.changed.setdefault(index, []).append((category, location))
 
@@ -264,6 +285,7 @@ class _Compiler:
             tuple(c.sheet for c in self.m.changes),
             {k: tuple(v) for k, v in self.changed.items()},
             tuple(self.notes),
+            tuple(i for i in range(len(self.m.changes)) if i not in self.effective),
         )
 
 

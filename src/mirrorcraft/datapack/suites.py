@@ -45,13 +45,18 @@ def find_suite(suite_id: str) -> Manifest | None:
 
 @lru_cache(maxsize=32)
 def _compiled(manifest: Manifest) -> CompiledSuite:
-    return compile_manifest(manifest, vanilla_ruleset())
+    suite = compile_manifest(manifest, vanilla_ruleset())
+    suite.check_effective()
+    return suite
 
 
 def compiled(manifest: Manifest, vanilla: RuleSet | None = None) -> CompiledSuite:
+    """A suite to check, show or run; a change that changes nothing is a ManifestError."""
     if vanilla is None:
         return _compiled(manifest)
-    return compile_manifest(manifest, vanilla)
+    suite = compile_manifest(manifest, vanilla)
+    suite.check_effective()
+    return suite
 
 
 @lru_cache(maxsize=32)
