@@ -183,6 +183,30 @@ def test_disclosing_a_bare_datapack_is_refused(tmp_path: Path) -> None:
     assert run_spec(tmp_path, rules=["vanilla", str(pack)], **told).returncode == 0
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["rules", "--pack", "{}", "info"],
+        ["play", "--world", "plains-1", "--suite", "{}", "--task", "diamond", "--actions", "-"],
+        ["controls", "--world", "plains-1", "--rules", "{}", "--skip-integrity"],
+        ["controls", "--techtree", "--world", "plains-1", "--rules", "{}"],
+    ],
+)
+def test_a_bad_manifest_is_one_line_wherever_a_rule_set_is_named(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """A manifest naming an unknown block, or no manifest at all, used to end these commands
+    in a traceback (``suites check`` and ``run`` already said it in one line)."""
+    bad = tmp_path / "bad.yaml"
+    change = {"op": "block_drops", "targets": ["no_such_ore"], "mode": "add"}
+    change |= {"drops": [{"item": "dirt"}], "sheet": "x"}
+    bad.write_text(yaml.safe_dump({"id": "BAD", "name": "bad", "changes": [change]}))
+    argv = [str(bad) if a == "{}" else a for a in command]
+    refused(cli(*argv, stdin=WAIT), str(bad), "changes[0]: unknown block 'no_such_ore'")
+    argv = [str(tmp_path / "gone") if a == "{}" else a for a in command]
+    refused(cli(*argv, stdin=WAIT), "gone")
+
+
 def test_the_no_episodes_check_agrees_with_expand() -> None:
     import itertools
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from mirrorcraft.datapack.suites import find_suite, load_manifest_file, suite_pack
+from mirrorcraft.datapack.manifest import Manifest
+from mirrorcraft.datapack.suites import ManifestError, find_suite, load_manifest_file, suite_pack
 from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.rules.pack import PackData
 from mirrorcraft.rules.ruleset import RuleSet, vanilla_ruleset
@@ -42,6 +43,15 @@ def is_manifest_path(path: Path) -> bool:
     return path.suffix in (".yaml", ".yml") or path.name.endswith(".manifest.json")
 
 
+def manifest_pack(path: Path) -> tuple[Manifest, PackData]:
+    """A manifest file and its compiled datapack; a compile error names the file too."""
+    manifest = load_manifest_file(path)  # its errors name the file already
+    try:
+        return manifest, suite_pack(manifest)
+    except ManifestError as exc:
+        raise ManifestError(f"{path}: {exc}") from None
+
+
 def pack_layer(name: str) -> str | PackData:
     """One layer of ``rules --pack``: a suite id or manifest path compiled to its datapack,
     or a datapack folder/zip path as given (loaded, and checked, by ``RuleSet.load``)."""
@@ -50,7 +60,7 @@ def pack_layer(name: str) -> str | PackData:
         return suite_pack(suite)
     path = Path(name)
     if path.exists() and is_manifest_path(path):
-        return suite_pack(load_manifest_file(path))
+        return manifest_pack(path)[1]
     return name
 
 
@@ -69,8 +79,8 @@ def resolve_rules(name: str) -> RuleSet:
     path = Path(name)
     if path.exists():
         if is_manifest_path(path):
-            manifest = load_manifest_file(path)
-            rules = RuleSet.load([suite_pack(manifest)], name=manifest.id)
+            manifest, pack = manifest_pack(path)
+            rules = RuleSet.load([pack], name=manifest.id)
             broken = broken_routes(rules, manifest.selected_tasks)
             if broken:
                 raise UnknownRuleSetError(f"suite {manifest.id} breaks a task route: {broken[0]}")

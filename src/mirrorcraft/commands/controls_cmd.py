@@ -84,6 +84,11 @@ def run(args: argparse.Namespace) -> int:
     for w in worlds:
         if problem := world_problem(w):
             raise UserError(problem)
+    for name in rules:
+        try:
+            resolve_rules(name)
+        except RulesError as exc:
+            raise UserError(str(exc)) from None
     if args.techtree:
         return _run_techtree(worlds, rules, tasks, args.json, args.progress)
     line = ProgressLine(
@@ -161,11 +166,6 @@ def _as_text(report: ControlReport, leaks: list[Any], skipped: bool) -> str:
 def _run_techtree(
     worlds: list[str], rules: list[str], tasks: list[str], as_json: bool, show: bool | None
 ) -> int:
-    for name in rules:
-        try:
-            resolve_rules(name)
-        except RulesError as exc:
-            raise UserError(str(exc)) from None
     line = ProgressLine(
         "tech-tree controls", len(worlds) * len(tasks), unit="oracle runs", enabled=show
     )

@@ -25,6 +25,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.safeload import DataError, load_yaml_file
 
 MANIFEST_VERSION = 1
@@ -102,8 +103,9 @@ class Manifest(_Strict):
     changes: tuple[Change, ...] = Field(min_length=1, max_length=32)
 
 
-class ManifestError(Exception):
-    """A manifest is unreadable, invalid, or asks for something the vanilla data does not have."""
+class ManifestError(RulesError):
+    """A manifest is unreadable, invalid, or asks for something the vanilla data does not have
+    (a RulesError, so every command that names a rule set reports it in one line)."""
 
 
 def parse_manifest(raw: object, source: str = "manifest") -> Manifest:
