@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from mirrorcraft.runner.controls import NEUTRAL_SCRIPT, twin_prefix
 from mirrorcraft.world.registry import load_world
@@ -66,3 +67,37 @@ def test_encounters_are_logged_with_rule_step_and_signature() -> None:
     assert enc and enc[0].rule == "loot_tables/minecraft:entities/cow" and enc[0].step == 4
     assert enc[0].signature == ("attack", "cow")
     assert not episode(rules="vanilla").evaluator.encounters.encounters
+
+
+def test_a_custom_pack_that_asks_more_of_a_tool_is_logged_where_twins_part(
+    tmp_path: Path,
+) -> None:
+    """A datapack putting stone among the blocks that need a stone tool: the Mirror twin's
+    body refuses to mine stone with a wooden pickaxe. The twins parted there, but the
+    refusal was never reported, so the hidden log held no encounter at all."""
+    from mirrorcraft.env import make
+
+    pack = tmp_path / "harder_stone"
+    tag = pack / "data/minecraft/tags/blocks/needs_stone_tool.json"
+    tag.parent.mkdir(parents=True)
+    tag.write_text(json.dumps({"values": ["minecraft:stone"]}))
+    (pack / "pack.mcmeta").write_text(json.dumps({"pack": {"pack_format": 10, "description": ""}}))
+    route = Path(__file__).resolve().parents[1] / "examples" / "diamond_route.jsonl"
+    actions = [json.loads(line) for line in route.read_text().splitlines() if line[:1] == "{"]
+    vanilla, mirror = make("plains-1/diamond"), make(f"plains-1@{pack}/diamond")
+    assert vanilla.reset(seed=0)[0].to_json() == mirror.reset(seed=0)[0].to_json()
+    parted = None
+    for step, action in enumerate(actions, 1):
+        a, b = vanilla.step(action), mirror.step(action)
+        if a[0].to_json() != b[0].to_json() or a[4]["result"] != b[4]["result"]:
+            parted = step
+            break
+    assert parted is not None and b[4]["result"]["reason"] == "needs_tool"
+    assert mirror.episode is not None
+    first = mirror.episode.evaluator.encounters.encounters[0]
+    assert (first.step, first.rule, first.vanilla, first.actual) == (
+        parted,
+        "harvest:stone",
+        True,
+        False,
+    )

@@ -191,6 +191,21 @@ class Body:
         tool = self.best_tool(block)
         return self.rules.can_harvest(block, tool)
 
+    def harvest_refused(self, block: str) -> None:
+        """Report that the rules refused ``block`` to the body's best tool for it, so a rule set
+        that asks more of a tool than vanilla is logged where it stops an action."""
+        self.events.rule_applied(
+            RuleApplication(
+                "harvest",
+                self.step,
+                self.signature,
+                False,
+                f"harvest:{block}",
+                block=block,
+                tool=self.best_tool(block),
+            )
+        )
+
     def can_clear(self, block: str) -> bool:
         """Whether owned tools can dig ``block`` out of the way (cached per set of owned tools)."""
         key = self._tool_key()

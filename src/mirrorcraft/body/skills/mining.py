@@ -78,6 +78,7 @@ def mine(body: Body, args: Mapping[str, Any]) -> ActionResult:
     target_drops: list[ItemStack] = []
     path_drops: list[ItemStack] = []
     problem: ActionResult | None = None
+    refused: set[str] = set()
     for i in range(count):
         hits = body.state.nearest(names, body.pos, body.config.mine_radius, k=8)
         if not hits:
@@ -92,6 +93,9 @@ def mine(body: Body, args: Mapping[str, Any]) -> ActionResult:
         for hit in hits:
             name = body.state.loaded.world.palette.names[hit.block_id]
             if not body.can_harvest_now(name):
+                if name not in refused:
+                    refused.add(name)
+                    body.harvest_refused(name)
                 problem = problem or failure(
                     "mine", args, r.NEEDS_TOOL, f"no owned tool can harvest {name}", block=name
                 )
