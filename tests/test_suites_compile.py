@@ -194,3 +194,8 @@ def test_suites_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["suites", "check", str(tmp_path / "M02.zip")]) == 0
     assert main(["suites", "check", "M05"]) == 0
     assert main(["suites", "show", "M99"]) == 2
+    capsys.readouterr()
+    for action in (["show"], ["build", "--out", str(tmp_path)]):  # not "is a directory"
+        for pack in (tmp_path / "M02.zip", tmp_path):
+            assert main(["suites", *action, str(pack)]) == 2
+            assert "is a datapack" in capsys.readouterr().err

@@ -43,6 +43,11 @@ def _manifest(ref: str) -> Any:
     path = Path(ref)
     if not path.exists():
         raise UserError(f"{ref!r} is neither a packaged suite id nor an existing file")
+    if path.is_dir() or path.suffix == ".zip":
+        raise UserError(
+            f"{ref} is a datapack, which holds rules but no rule sheet: show and build take "
+            "a suite id or a manifest (.yaml); 'suites check' takes a datapack"
+        )
     try:
         return load_manifest_file(path)
     except ManifestError as exc:
