@@ -200,7 +200,11 @@ def test_a_table_that_fans_out_through_references_is_refused(tmp_path: Path) -> 
     one_line_error(done, "blocks/dirt.json", f"more than {MAX_LOOT_WORK}", "references")
 
 
-def test_a_single_self_reference_still_loads_and_stops_at_the_depth_limit(tmp_path: Path) -> None:
+def test_a_table_that_references_itself_is_not_rolled_again_inside_itself(
+    tmp_path: Path,
+) -> None:
+    """The game refuses to roll a table inside its own roll ("Detected infinite loop in loot
+    tables"): the reference drops nothing. It used to be followed 16 levels deep (17 dirt)."""
     table = {
         "type": "minecraft:block",
         "pools": [
@@ -213,8 +217,35 @@ def test_a_single_self_reference_still_loads_and_stops_at_the_depth_limit(tmp_pa
     assert done.returncode == 0, done.stderr
     rules = RuleSet.load([pack])
     drops = rules.roll(rules.loot_tables["minecraft:blocks/dirt"], LootContext(), Random(0))
-    # the table itself plus 16 levels of references, one dirt each
-    assert [(d.item, d.count) for d in drops] == [("dirt", 1)] * 17
+    assert [(d.item, d.count) for d in drops] == [("dirt", 1)]
+
+
+def test_a_cycle_through_two_tables_stops_where_it_comes_back(tmp_path: Path) -> None:
+    """dirt -> gravel -> dirt: each table is rolled once; a chain without a cycle is followed."""
+    gravel = "data/minecraft/loot_tables/blocks/gravel.json"
+    sand = "data/minecraft/loot_tables/blocks/sand.json"
+
+    def refers(item: str, *to: str) -> dict[str, Any]:
+        pools = [{"rolls": 1, "entries": [{"type": "minecraft:item", "name": item}]}]
+        pools += [
+            {"rolls": 1, "entries": [{"type": "loot_table", "name": f"minecraft:blocks/{t}"}]}
+            for t in to
+        ]
+        return {"type": "minecraft:block", "pools": pools}
+
+    pack = write_pack(
+        tmp_path / "cycle",
+        {
+            DIRT: refers("minecraft:dirt", "gravel"),
+            gravel: refers("minecraft:flint", "dirt", "sand"),
+            sand: refers("minecraft:sand"),
+        },
+    )
+    rules = RuleSet.load([pack])
+    for start, want in (("dirt", ["dirt", "flint", "sand"]), ("gravel", ["flint", "dirt", "sand"])):
+        table = rules.loot_tables[f"minecraft:blocks/{start}"]
+        drops = rules.roll(table, LootContext(), Random(0))
+        assert [(d.item, d.count) for d in drops] == [(w, 1) for w in want], start
 
 
 def test_rules_loot_refuses_an_absurd_enchantment_level() -> None:

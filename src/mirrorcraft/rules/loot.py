@@ -32,6 +32,9 @@ from mirrorcraft.rules.loot_numbers import (
 Function = Callable[[ItemStack, LootRuntime], ItemStack]
 Emit = Callable[[ItemStack], None]
 MAX_REFERENCE_DEPTH = 16
+"""How deep a chain of ``loot_table`` references is followed (a safety limit: the game has
+none, but a chain this long of distinct tables is not a real pack). A reference back to a
+table being rolled is refused before that, as the game refuses it."""
 MAX_LOOT_WORK = 100_000
 """Most entry expansions plus stacks one roll of a table may cost, following loot_table
 references to MAX_REFERENCE_DEPTH (checked at load time by ``loot_work``)."""
@@ -104,9 +107,17 @@ class LootTable:
         """Per pool: the most rolls and the leaves a roll picks from (for ``loot_work``)."""
 
     def emit_raw(self, emit: Emit, rt: LootRuntime) -> None:
-        out = _decorate(emit, self._function, rt)
-        for pool in self._pools:
-            pool(out, rt)
+        """Roll the pools into ``emit``. As in the game, a table already being rolled in this
+        roll (reached again through ``loot_table`` entries) drops nothing the second time."""
+        if self.location in rt.visiting:
+            return
+        rt.visiting.add(self.location)
+        try:
+            out = _decorate(emit, self._function, rt)
+            for pool in self._pools:
+                pool(out, rt)
+        finally:
+            rt.visiting.discard(self.location)
 
     def roll(self, rt: LootRuntime) -> list[ItemStack]:
         drops: list[ItemStack] = []
@@ -470,9 +481,9 @@ _FUNCTIONS: dict[str, Callable[[dict[str, Any], str], Function]] = {
 def loot_work(tables: Mapping[str, LootTable]) -> dict[str, int]:
     """The most work (entry expansions plus stacks made) one roll of each table can cost.
 
-    Follows ``loot_table`` entries as the interpreter does, to MAX_REFERENCE_DEPTH
-    levels, so a table that references itself many times per roll is priced by
-    what it could really do. Memoised per (table, depth): linear in the tables.
+    Follows ``loot_table`` entries to MAX_REFERENCE_DEPTH levels. An upper bound: a
+    reference back to a table being rolled, which the interpreter refuses, is priced as if
+    followed. Memoised per (table, depth): linear in the tables.
     """
     memo: dict[tuple[str, int], int] = {}
 

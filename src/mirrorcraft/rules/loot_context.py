@@ -84,3 +84,5 @@ class LootRuntime:
     tables: Mapping[str, object]
     smelt: Callable[[str], str | None]
     depth: int = 0
+    visiting: set[str] = field(default_factory=set)
+    """Locations of the tables being rolled (each refuses to be rolled again inside itself)."""
