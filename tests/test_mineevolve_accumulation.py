@@ -182,3 +182,29 @@ def test_shipped_specs_plan_paired_held_out_evaluations(name: str) -> None:
         for c in stream.conditions:
             seeds.setdefault((c.world, c.task, c.repetition), set()).add(c.seed)
     assert all(len(s) == 1 for s in seeds.values())
+
+
+def test_a_stream_that_starts_from_a_store_of_the_same_stream_keeps_every_episode(
+    tmp_path: Path,
+) -> None:
+    """Training on from a store that the same training stream wrote (continuing an earlier
+    experiment): the copied episodes share their ids with the new ones, and every new episode
+    must still be committed after them."""
+    spec = {**SPEC, "variants": ["full"], "checkpoints": [3]}
+    spec["eval"] = {**SPEC["eval"], "rules": ["vanilla"]}
+    assert _run(tmp_path, spec, "first") == 0
+    prepared = tmp_path / "first" / "stores" / "full--mock-planner@3.sqlite"
+    more = {**spec, "name": "acc-more", "variants": [{"name": "full", "start_from": str(prepared)}]}
+    assert _run(tmp_path, more, "more") == 0
+    stores = tmp_path / "more" / "stores"
+    with KnowledgeStore.open(stores / "full--mock-planner.sqlite", read_only=True) as s:
+        assert s.base_version == 3 and s.version == 6
+        assert len(set(s.episode_ids())) == 6
+    with KnowledgeStore.open(stores / "full--mock-planner@3.sqlite", read_only=True) as s:
+        assert s.version == 6
+    train = sorted(
+        _records(tmp_path / "more" / "train.sqlite"), key=lambda r: r["memory"]["position"]
+    )
+    assert [r["memory"]["store_version"] for r in train] == [3, 4, 5]
+    # A rerun finds every episode done and the store consistent with them.
+    assert _run(tmp_path, more, "more") == 0

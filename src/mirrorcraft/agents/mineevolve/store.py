@@ -29,6 +29,8 @@ from mirrorcraft.agents.mineevolve.knowledge_base import KnowledgeOpError, apply
 
 FORMAT = "mirrorcraft-knowledge-store"
 SCHEMA_VERSION = 1
+BASE_PREFIX = "base:"
+"""Prefix of the episode ids a store copied from the store it started from."""
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS episodes (
@@ -109,12 +111,16 @@ class KnowledgeStore:
         return int(self.meta().get("base_version", "0"))
 
     def start_from(self, source: KnowledgeStore) -> None:
-        """Fill an empty store with every version of ``source`` and remember how many."""
+        """Fill an empty store with every version of ``source`` and remember how many.
+
+        The copied episodes are named ``base:<id>``: a stream that goes on from a store
+        its own training wrote (the same spec, another experiment) runs episodes with the
+        ids of those it copied, and each of them must still become a version of its own."""
         self._writable()
         if self.version:
             raise KnowledgeStoreError(f"{self.path}: can only start from a store when empty")
         rows = source.db.execute(
-            "SELECT version, episode_id, regime, operations FROM episodes"
+            "SELECT version, ? || episode_id, regime, operations FROM episodes", (BASE_PREFIX,)
         ).fetchall()
         ops = source.db.execute("SELECT version, seq, op FROM ops").fetchall()
         self.db.execute("BEGIN IMMEDIATE")
