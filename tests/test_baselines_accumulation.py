@@ -128,3 +128,32 @@ def test_baselines_without_memory_cannot_train(
     path.write_text(yaml.safe_dump(spec))
     assert main(["run", str(path), "--out", str(tmp_path / "x")]) == 2
     assert "switches apply to mineevolve only" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("agent", "ops"),
+    [
+        # MineEvolve's operations given to JARVIS-1: its episodes used to end as agent errors
+        # and were scored 0 (the run finished "successfully")
+        ("jarvis1", [{"op": "retire", "id": "skill_0001"}]),
+        # JARVIS-1's records given to MineEvolve: every episode used to be retried as a worker
+        # fault ("out of memory?")
+        ("mineevolve", [{"op": "put", "id": "plan_0001", "record": {"kind": "plan"}}]),
+    ],
+)
+def test_a_start_from_store_of_another_kind_of_memory_is_refused_before_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agent: str, ops: list[dict[str, Any]]
+) -> None:
+    foreign = tmp_path / "foreign.sqlite"
+    with KnowledgeStore.open(foreign) as store:
+        store.commit("e0", "vanilla", ops)
+    before = foreign.read_bytes()
+    path, spec = _small(tmp_path)
+    spec["variants"] = [{"name": "v", "agent": agent, "start_from": str(foreign)}]
+    path.write_text(yaml.safe_dump(spec))
+    assert main(["run", str(path), "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert f"variant v: start_from: {foreign}: holds memory {agent} cannot read" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x" / "train.sqlite").exists()
+    assert foreign.read_bytes() == before

@@ -271,7 +271,7 @@ def test_a_resume_compares_each_user_agent_label_with_its_origin_now(
     assert {o["ref"] for o in origins.values()} == {"mem_agents:Counter"}
 
 
-def test_a_store_the_agent_cannot_read_is_a_fault_that_says_so(tmp_path: Path) -> None:
+def test_a_store_the_agent_cannot_read_is_refused_before_running(tmp_path: Path) -> None:
     from mirrorcraft.agents.mineevolve.store import KnowledgeStore
 
     foreign = tmp_path / "mineevolve_store.sqlite"
@@ -282,10 +282,9 @@ def test_a_store_the_agent_cannot_read_is_a_fault_that_says_so(tmp_path: Path) -
         checkpoints=[1],
     )
     done = run(tmp_path, doc)
-    assert done.returncode == 1 and "Traceback" not in done.stderr
-    with sqlite3.connect(tmp_path / "out" / "train.sqlite") as con:
-        ((kind, message),) = con.execute("SELECT kind, message FROM faults").fetchall()
-    assert kind == "config" and "holds memory this agent cannot read" in message
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "holds memory mem_agents:Counter cannot read" in done.stderr
+    assert not (tmp_path / "out" / "train.sqlite").exists()
     assert len(store_ops(foreign)) == 1  # the source store is never written
 
 

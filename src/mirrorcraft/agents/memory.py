@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mirrorcraft.agents.baselines.memory import MemoryOpError, RecordMemory, apply_memory_op
-from mirrorcraft.agents.mineevolve.store import KnowledgeStore
+from mirrorcraft.agents.mineevolve.store import KnowledgeStore, KnowledgeStoreError
 from mirrorcraft.agents.plugins import PluginAgent
 from mirrorcraft.faults import exception_text
 
@@ -50,6 +50,31 @@ def load_store(agent: Any, store: str | None, writable: bool) -> int:
         else:
             agent.load_knowledge(opened.entries(), writable=writable)
         return opened.version
+
+
+def start_problem(agent: str, store: str) -> str | None:
+    """Why ``agent`` (a configuration or a user agent's reference) cannot start from the
+    knowledge store ``store``, or None when it can: the file must be a store whose every
+    operation the agent's memory replays (MineEvolve's entries; the records of the baselines
+    and of user agents). Checked before a run, so a store of another kind of memory is refused
+    instead of failing, or being scored, in every episode that reads it."""
+    try:
+        with KnowledgeStore.open(store, read_only=True) as opened:
+            if agent.split("[", 1)[0] == "mineevolve":
+                try:
+                    opened.state()
+                except KnowledgeStoreError as exc:
+                    detail = str(exc).removeprefix(f"{opened.path}: ")
+                    return f"{store}: holds memory {agent} cannot read ({detail})"
+                return None
+            records: dict[str, dict[str, Any]] = {}
+            for op in opened.operations():
+                apply_memory_op(records, op)
+    except KnowledgeStoreError as exc:
+        return str(exc)
+    except MemoryOpError as exc:
+        return f"{store}: holds memory {agent} cannot read ({exc})"
+    return None
 
 
 def _load_plugin(agent: PluginAgent, store: str | None, writable: bool) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mirrorcraft import __version__
-from mirrorcraft.agents.mineevolve.store import KnowledgeStore, KnowledgeStoreError
+from mirrorcraft.agents.mineevolve.store import KnowledgeStoreError
 from mirrorcraft.agents.registry import MOCK_MODEL
 from mirrorcraft.backends.rulesets import resolve_rules
 from mirrorcraft.commands.common import UserError, model_error
@@ -55,12 +55,11 @@ def validate(spec: AccumulationSpec) -> tuple[list[str], list[str]]:
             resolve_rules(r)
         except RulesError as exc:
             raise UserError(str(exc)) from None
+    from mirrorcraft.agents.memory import start_problem
+
     for v in spec.variants:
-        if v.start_from is not None:
-            try:
-                KnowledgeStore.open(v.start_from, read_only=True).close()
-            except KnowledgeStoreError as exc:
-                raise UserError(f"variant {v.name}: start_from: {exc}") from None
+        if v.start_from is not None and (unreadable := start_problem(v.agent, v.start_from)):
+            raise UserError(f"variant {v.name}: start_from: {unreadable}")
     try:
         from mirrorcraft.runner.accumulation import plan_streams
 
