@@ -208,3 +208,30 @@ def test_a_stream_that_starts_from_a_store_of_the_same_stream_keeps_every_episod
     assert [r["memory"]["store_version"] for r in train] == [3, 4, 5]
     # A rerun finds every episode done and the store consistent with them.
     assert _run(tmp_path, more, "more") == 0
+
+
+def test_analyze_says_how_much_of_an_accumulation_run_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An interrupted stream's tables used to read like a finished experiment's: analyze
+    counted the missing episodes of grid specs only."""
+    spec = {**SPEC, "variants": ["full"], "checkpoints": [3]}
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    out = tmp_path / "out"
+    base = ["run", str(path), "--out", str(out), "--workers", "1", "--no-report"]
+    assert main([*base, "--limit", "2"]) == 0  # two of the three training episodes
+    capsys.readouterr()
+    assert main(["analyze", str(out / "train.sqlite")]) == 0
+    assert "not run yet: 1 of the 3 episodes its spec plans" in capsys.readouterr().out
+    assert main([*base, "--limit", "2"]) == 0  # the last one, and one of two evaluations
+    capsys.readouterr()
+    assert main(["analyze", str(out / "results.sqlite"), "--json"]) == 0
+    episodes = json.loads(capsys.readouterr().out)["episodes"]
+    assert episodes["unfinished"] == {"missing": 1, "planned": 2}
+    assert main(base) == 0
+    capsys.readouterr()
+    for db, planned in (("results.sqlite", 2), ("train.sqlite", 3)):
+        assert main(["analyze", str(out / db), "--json"]) == 0
+        episodes = json.loads(capsys.readouterr().out)["episodes"]
+        assert episodes["unfinished"] == {"missing": 0, "planned": planned}
