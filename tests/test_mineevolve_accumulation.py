@@ -235,3 +235,25 @@ def test_analyze_says_how_much_of_an_accumulation_run_is_missing(
         assert main(["analyze", str(out / db), "--json"]) == 0
         episodes = json.loads(capsys.readouterr().out)["episodes"]
         assert episodes["unfinished"] == {"missing": 0, "planned": planned}
+
+
+def test_a_carried_store_that_lost_its_evaluation_episodes_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Evaluation with updates used to go on from a fresh copy of the snapshot when its
+    carried store was gone, so later episodes ran without what the recorded ones learned."""
+    spec = {**SPEC, "variants": ["full"], "checkpoints": [3]}
+    spec["eval"] = {**SPEC["eval"], "updates": True, "repetitions": 2, "rules": ["M04"]}
+    assert _run(tmp_path, spec) == 0
+    out = tmp_path / "out"
+    carried = out / "stores" / "full--mock-planner@3--M04.carried.sqlite"
+    carried.unlink()
+    evals = sorted(_records(out / "results.sqlite"), key=lambda r: r["repetition"])
+    with sqlite3.connect(out / "results.sqlite") as con:  # the second one is still to run
+        con.execute("DELETE FROM episodes WHERE episode_id = ?", (evals[1]["episode_id"],))
+        con.execute("DELETE FROM steps WHERE episode_id = ?", (evals[1]["episode_id"],))
+    capsys.readouterr()
+    assert _run(tmp_path, spec) == 2
+    err = capsys.readouterr().err
+    assert f"{carried} holds 0 evaluation episodes but 1 are recorded" in err
+    assert len(_records(out / "results.sqlite")) == 1

@@ -400,6 +400,12 @@ class AccumulationRunner:
                 KnowledgeStore.open(path).close()
         with KnowledgeStore.open(path) as store:
             base = len([e for e in store.episode_ids() if not e.startswith("eval:")])
+            if store.version - base < done:
+                raise AccumulationError(
+                    f"{path} holds {store.version - base} evaluation episodes but {done} are "
+                    "recorded; the store was replaced or deleted: remove the results folder "
+                    "to start over"
+                )
             store.truncate(base + done)
             self.outcome.skipped += done
             for i in range(done, len(stream.conditions)):
