@@ -257,3 +257,37 @@ def test_a_carried_store_that_lost_its_evaluation_episodes_is_refused(
     err = capsys.readouterr().err
     assert f"{carried} holds 0 evaluation episodes but 1 are recorded" in err
     assert len(_records(out / "results.sqlite")) == 1
+
+
+def test_a_damaged_store_stops_the_run_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store whose operations cannot be replayed used to fail every episode that read it,
+    as worker faults ("out of memory?"), retried in every run."""
+    spec = {**SPEC, "variants": ["full"], "checkpoints": [1, 3]}
+    spec["eval"] = {**SPEC["eval"], "rules": ["vanilla"]}
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    out = tmp_path / "out"
+    base = ["run", str(path), "--out", str(out), "--workers", "1", "--no-report"]
+    assert main([*base, "--limit", "2"]) == 0
+    stores = out / "stores"
+    for name, advice in (
+        ("full--mock-planner@1.sqlite", "remove it and rerun"),
+        ("full--mock-planner.sqlite", "restore it from a copy"),
+    ):
+        good = (stores / name).read_bytes()
+        with sqlite3.connect(stores / name) as con:
+            con.execute("UPDATE meta SET value = '0' WHERE key = 'frozen'")
+            con.execute("UPDATE ops SET op = '{not json' WHERE version = 1")
+        capsys.readouterr()
+        assert main(base) == 2
+        err = capsys.readouterr().err
+        assert f"{stores / name}: holds memory mineevolve cannot read" in err and advice in err
+        assert [line for line in err.splitlines() if "error" in line] == [err.splitlines()[-1]]
+        with sqlite3.connect(out / "train.sqlite") as con:
+            assert con.execute("SELECT COUNT(*) FROM faults").fetchone() == (0,)
+        (stores / name).write_bytes(good)
+    (stores / "full--mock-planner@1.sqlite").unlink()
+    assert main(base) == 0  # the snapshot is made again from the training store
+    assert len(_records(out / "train.sqlite")) == 3

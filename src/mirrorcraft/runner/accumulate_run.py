@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mirrorcraft.agents.baselines.config import settings_for
+from mirrorcraft.agents.memory import start_problem
 from mirrorcraft.agents.mineevolve.store import KnowledgeStore
 from mirrorcraft.agents.registry import LLM_AGENTS, needs_model
 from mirrorcraft.faults import Fault, redact
@@ -126,8 +127,33 @@ class AccumulationRunner:
         return f"{variant}/{model}@{checkpoint}"
 
     # -- running -----------------------------------------------------------------------------
+    def carried_path(self, stream: Stream) -> Path:
+        """The working copy an evaluation stream with updates carries its snapshot in."""
+        c0 = stream.conditions[0]
+        cp = stream.checkpoint if stream.checkpoint is not None else 0
+        return self.stores / _safe(f"{stream.variant}--{c0.model}@{cp}--{c0.rules}.carried.sqlite")
+
+    def check_stores(self) -> None:
+        """Refuse to start while a store this run would read cannot be replayed: every
+        episode reading it would fail, and a rerun would meet the same file."""
+        train, evals = plan_streams(self.spec)
+        keep = "restore it from a copy, or remove the results folder to start over"
+        checks: list[tuple[Path, str, str]] = []
+        for s in train:
+            checks.append((self.store_path(s), s.agent, keep))
+            again = "remove it and rerun: it is made again from the training store"
+            for cp in self.spec.checkpoints:
+                checks.append(
+                    (self.snapshot_path(s.variant, s.conditions[0].model, cp), s.agent, again)
+                )
+        checks += [(self.carried_path(s), s.agent, keep) for s in evals if s.writable]
+        for path, agent, advice in checks:
+            if path.is_file() and (problem := start_problem(agent, str(path))):
+                raise AccumulationError(f"{problem}; {advice}")
+
     def run(self) -> Outcome:
         self.stores.mkdir(parents=True, exist_ok=True)
+        self.check_stores()
         for db in (self.train_db, self.eval_db):
             db.set_meta("spec", self.spec.public_dump())
             db.set_meta("spec_hash", self.spec.hash)
@@ -385,10 +411,8 @@ class AccumulationRunner:
         self, stream: Stream, snapshot: Path | None, finished: set[str]
     ) -> None:
         """Evaluation with updates: a working copy of the snapshot carried through the stream."""
-        c0 = stream.conditions[0]
-        cp = stream.checkpoint if stream.checkpoint is not None else 0
-        rules = c0.rules
-        path = self.stores / _safe(f"{stream.variant}--{c0.model}@{cp}--{rules}.carried.sqlite")
+        rules = stream.conditions[0].rules
+        path = self.carried_path(stream)
         done = 0
         while done < len(stream.conditions) and stream.conditions[done].episode_id in finished:
             done += 1
