@@ -117,6 +117,24 @@ def test_still_unusable_after_repair_ends_the_episode_with_no_executable_action(
     assert record.model_calls == 2 == len(client.calls)  # the failed calls are still counted
 
 
+@pytest.mark.parametrize(
+    "absurd",
+    [
+        '{"skill": ' + "[" * 50_000 + "]" * 50_000 + "}",
+        '{"skill": "mine", "n": ' + "7" * 5000 + "}",
+    ],
+    ids=["nested", "long_number"],
+)
+def test_a_reply_too_deep_or_too_long_to_decode_is_an_unusable_reply(absurd: str) -> None:
+    """JSON nested past the recursion limit, or a number past Python's 4,300 digits, used to
+    end the episode as an agent error without the repair call every unusable reply gets."""
+    record, _steps, client, _ = episode(
+        ReActAgent, "vanilla", "diamond", policy=lambda m, meta: absurd
+    )
+    assert record.termination == "no_action" and record.actions_used == 0
+    assert record.model_calls == 2 == len(client.calls)
+
+
 def test_templates_are_strict() -> None:
     t = load_template("direct")
     with pytest.raises(TemplateError, match="no value"):

@@ -11,13 +11,18 @@ _DECODER = json.JSONDecoder()
 
 
 def first_json_object(text: str) -> dict[str, Any] | None:
-    """The first complete JSON object in ``text`` (code fences and prose around it are ignored)."""
+    """The first complete JSON object in ``text`` (code fences and prose around it are ignored).
+
+    A reply nested too deeply for the decoder has none (an unusable reply, like one without
+    JSON); an object holding a number longer than Python converts is skipped."""
     decoder = _DECODER
     i = text.find("{")
     while i >= 0:
         try:
             value, _end = decoder.raw_decode(text, i)
-        except json.JSONDecodeError:
+        except RecursionError:
+            return None
+        except ValueError:  # not JSON here, or a number past 4,300 digits
             i = text.find("{", i + 1)
             continue
         if isinstance(value, dict):
