@@ -26,7 +26,7 @@ from typing import Any
 
 from mirrorcraft.agents.baselines.config import settings_for
 from mirrorcraft.agents.memory import start_problem
-from mirrorcraft.agents.mineevolve.store import KnowledgeStore
+from mirrorcraft.agents.mineevolve.store import KnowledgeStore, KnowledgeStoreError
 from mirrorcraft.agents.registry import LLM_AGENTS, needs_model
 from mirrorcraft.faults import Fault, redact
 from mirrorcraft.runner.accumulation import AccumulationSpec, Stream, plan_streams
@@ -135,20 +135,31 @@ class AccumulationRunner:
 
     def check_stores(self) -> None:
         """Refuse to start while a store this run would read cannot be replayed: every
-        episode reading it would fail, and a rerun would meet the same file."""
+        episode reading it would fail, and a rerun would meet the same file.
+
+        The stores this run writes are opened for writing first, as the run would: that
+        rolls back a transaction a killed run left unfinished, which a read-only look
+        cannot do (snapshots are written under another name and moved into place whole)."""
         train, evals = plan_streams(self.spec)
         keep = "restore it from a copy, or remove the results folder to start over"
-        checks: list[tuple[Path, str, str]] = []
+        again = "remove it and rerun: it is made again from the training store"
+        checks: list[tuple[Path, str, str, bool]] = []
         for s in train:
-            checks.append((self.store_path(s), s.agent, keep))
-            again = "remove it and rerun: it is made again from the training store"
+            checks.append((self.store_path(s), s.agent, keep, True))
             for cp in self.spec.checkpoints:
-                checks.append(
-                    (self.snapshot_path(s.variant, s.conditions[0].model, cp), s.agent, again)
-                )
-        checks += [(self.carried_path(s), s.agent, keep) for s in evals if s.writable]
-        for path, agent, advice in checks:
-            if path.is_file() and (problem := start_problem(agent, str(path))):
+                snapshot = self.snapshot_path(s.variant, s.conditions[0].model, cp)
+                checks.append((snapshot, s.agent, again, False))
+        checks += [(self.carried_path(s), s.agent, keep, True) for s in evals if s.writable]
+        for path, agent, advice, written in checks:
+            if not path.is_file():
+                continue
+            problem = None
+            if written:
+                try:
+                    KnowledgeStore.open(path).close()
+                except KnowledgeStoreError as exc:
+                    problem = str(exc)
+            if problem or (problem := start_problem(agent, str(path))):
                 raise AccumulationError(f"{problem}; {advice}")
 
     def run(self) -> Outcome:
