@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import yaml
 from mirrorcraft.agents.mineevolve.store import FrozenStoreError, KnowledgeStore
 from mirrorcraft.cli import main
 from mirrorcraft.runner.accumulation import AccumulationSpec, plan_streams
+from tests.test_mineevolve_store import leave_an_unfinished_transaction
 
 SPEC: dict[str, Any] = {
     "schema_version": 1,
@@ -294,25 +294,6 @@ def test_a_damaged_store_stops_the_run_with_one_line(
     assert len(_records(out / "train.sqlite")) == 3
 
 
-def _leave_an_unfinished_transaction(path: Path) -> None:
-    """Put ``path`` in the state a writer killed mid-commit leaves: changed pages in the file
-    and the journal that undoes them beside it."""
-    crash = path.with_name("crash")
-    crash.mkdir()
-    con = sqlite3.connect(path, isolation_level=None)
-    con.execute("PRAGMA cache_size=1")  # the changes reach the file before any commit
-    con.execute("BEGIN IMMEDIATE")
-    con.execute("DELETE FROM ops")
-    con.executemany(
-        "INSERT INTO ops VALUES (?, ?, ?)", [(10_000 + i, 0, "x" * 3000) for i in range(500)]
-    )
-    shutil.copy(path, crash / "db")
-    shutil.copy(f"{path}-journal", crash / "journal")
-    con.close()
-    shutil.copy(crash / "db", path)
-    shutil.copy(crash / "journal", f"{path}-journal")
-
-
 def test_a_store_left_mid_commit_by_a_killed_run_is_recovered_not_refused(
     tmp_path: Path,
 ) -> None:
@@ -326,7 +307,7 @@ def test_a_store_left_mid_commit_by_a_killed_run_is_recovered_not_refused(
     store = out / "stores" / "full--mock-planner.sqlite"
     with KnowledgeStore.open(store, read_only=True) as s:
         kept = s.operations()
-    _leave_an_unfinished_transaction(store)
+    leave_an_unfinished_transaction(store)
     assert main(base) == 0
     with KnowledgeStore.open(store, read_only=True) as s:
         assert s.version == 3 and s.operations()[: len(kept)] == kept

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,25 @@ def entry(eid: str, kind: str = "remedy") -> dict:
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def leave_an_unfinished_transaction(path: Path) -> None:
+    """Put ``path`` in the state a writer killed mid-commit leaves: changed pages in the file
+    and the journal that undoes them beside it."""
+    crash = path.with_name("crash")
+    crash.mkdir()
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("PRAGMA cache_size=1")  # the changes reach the file before any commit
+    con.execute("BEGIN IMMEDIATE")
+    con.execute("DELETE FROM ops")
+    con.executemany(
+        "INSERT INTO ops VALUES (?, ?, ?)", [(10_000 + i, 0, "x" * 3000) for i in range(500)]
+    )
+    shutil.copy(path, crash / "db")
+    shutil.copy(f"{path}-journal", crash / "journal")
+    con.close()
+    shutil.copy(crash / "db", path)
+    shutil.copy(crash / "journal", f"{path}-journal")
 
 
 def test_versions_replay_to_the_same_state(tmp_path: Path) -> None:
@@ -97,3 +118,16 @@ def test_bad_files_get_clear_errors(tmp_path: Path) -> None:
         s.commit("ep1", "vanilla", [{"op": "explode"}])
         with pytest.raises(KnowledgeStoreError, match="unusable operation"):
             s.entries()
+
+
+def test_a_store_a_killed_writer_left_mid_commit_says_so_when_read(tmp_path: Path) -> None:
+    """Read-only, SQLite cannot roll the unfinished transaction back; the error used to read
+    as if the file were damaged ("attempt to write a readonly database")."""
+    path = tmp_path / "k.sqlite"
+    with KnowledgeStore.open(path) as s:
+        s.commit("ep1", "vanilla", [entry("r1")])
+    leave_an_unfinished_transaction(path)
+    with pytest.raises(KnowledgeStoreError, match="left unfinished by a writer that was stopped"):
+        KnowledgeStore.open(path, read_only=True)
+    with KnowledgeStore.open(path) as s:  # opening it for writing rolls the transaction back
+        assert s.version == 1 and [e.id for e in s.entries()] == ["r1"]

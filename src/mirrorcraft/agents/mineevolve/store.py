@@ -83,6 +83,12 @@ class KnowledgeStore:
                     )
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         except (sqlite3.DatabaseError, OSError) as exc:
+            if read_only and "readonly" in str(exc) and Path(f"{p}-journal").is_file():
+                raise KnowledgeStoreError(
+                    f"{p}: holds a transaction left unfinished by a writer that was stopped; "
+                    "read-only, it cannot be rolled back: rerun the run that writes this store "
+                    "(it rolls it back), then use it"
+                ) from None
             raise KnowledgeStoreError(f"{p}: not a usable knowledge store ({exc})") from None
         if meta.get("format") != FORMAT or meta.get("schema_version") != str(SCHEMA_VERSION):
             db.close()
