@@ -205,10 +205,13 @@ def _say(line: str) -> None:
 
 def _summary(out: Path) -> tuple[dict[str, Any], Any]:
     from mirrorcraft.analysis import load_results, summarize
+    from mirrorcraft.analysis.coverage import note_unfinished
 
     loaded = load_results(str(out / "results.sqlite"), allow_empty=True)
     train = load_results(str(out / "train.sqlite"), allow_empty=True).records
-    return summarize(loaded.records, excluded=loaded.excluded, train_records=train), loaded
+    summary = summarize(loaded.records, excluded=loaded.excluded, train_records=train)
+    note_unfinished(summary, out / "results.sqlite", (r.episode_id for r in loaded.records))
+    return summary, loaded
 
 
 class _Ticker:
