@@ -135,6 +135,17 @@ def test_a_reply_too_deep_or_too_long_to_decode_is_an_unusable_reply(absurd: str
     assert record.model_calls == 2 == len(client.calls)
 
 
+def test_nan_and_infinity_in_a_reply_are_not_json() -> None:
+    """Python's decoder reads NaN and Infinity; a model that wrote them got them into its
+    plans and, for MineEvolve, into the knowledge store's JSON."""
+    from mirrorcraft.agents.llm.replies import first_json_object
+
+    assert first_json_object('{"skill": NaN} then {"skill": "wait"}') == {"skill": "wait"}
+    assert first_json_object('{"level": Infinity}') is None
+    assert first_json_object('{"level": -Infinity, "x": 1}') is None
+    assert first_json_object('{"note": "NaN is text here"}') == {"note": "NaN is text here"}
+
+
 def test_templates_are_strict() -> None:
     t = load_template("direct")
     with pytest.raises(TemplateError, match="no value"):

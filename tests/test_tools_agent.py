@@ -97,6 +97,8 @@ def test_the_schema_and_the_body_agree(skill: str, args: dict[str, Any]) -> None
         ([], "called no function"),
         ([ToolCall("dig", "{}")], "unknown function 'dig'"),
         ([ToolCall("mine", '{"block": ')], "not valid JSON"),
+        ([ToolCall("mine", '{"block": "stone", "count": NaN}')], "not valid JSON"),
+        ([ToolCall("mine", '{"block": "stone", "count": -Infinity}')], "not valid JSON"),
         ([ToolCall("mine", '["oak_log"]')], "must be a JSON object"),
         ([ToolCall("mine", '{"count": 2}')], "needs argument 'block'"),
     ],

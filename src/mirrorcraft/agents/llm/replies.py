@@ -7,14 +7,23 @@ from typing import Any
 
 from mirrorcraft.body.actions import Action, parse_action
 
-_DECODER = json.JSONDecoder()
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+STRICT_JSON = json.JSONDecoder(parse_constant=_not_json)
+"""Python's JSON decoder without its extensions: NaN, Infinity and -Infinity are not JSON,
+and a value holding them would reach actions, traces and knowledge stores."""
+_DECODER = STRICT_JSON
 
 
 def first_json_object(text: str) -> dict[str, Any] | None:
     """The first complete JSON object in ``text`` (code fences and prose around it are ignored).
 
     A reply nested too deeply for the decoder has none (an unusable reply, like one without
-    JSON); an object holding a number longer than Python converts is skipped."""
+    JSON); an object holding a number longer than Python converts, or NaN or Infinity, is
+    skipped."""
     decoder = _DECODER
     i = text.find("{")
     while i >= 0:
@@ -22,7 +31,7 @@ def first_json_object(text: str) -> dict[str, Any] | None:
             value, _end = decoder.raw_decode(text, i)
         except RecursionError:
             return None
-        except ValueError:  # not JSON here, or a number past 4,300 digits
+        except ValueError:  # not JSON here, NaN, or a number past 4,300 digits
             i = text.find("{", i + 1)
             continue
         if isinstance(value, dict):

@@ -14,11 +14,11 @@ then gets the one repair call every configuration gets.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from mirrorcraft.agents.llm.replies import STRICT_JSON
 from mirrorcraft.body.actions import MAX_STRING, Action, ArgSpec, parse_action, skill_specs
 from mirrorcraft.llm.base import ToolCall, Tools
 
@@ -101,7 +101,7 @@ def action_from_calls(calls: Sequence[ToolCall]) -> tuple[dict[str, Any] | None,
         return None, f"unknown function {shown!r}; call one of {', '.join(skill_specs())}"
     text = call.arguments.strip()
     try:
-        args = json.loads(text) if text else {}
+        args = STRICT_JSON.decode(text) if text else {}
     except (ValueError, RecursionError):
         return None, f"the arguments of {call.name} are not valid JSON"
     if not isinstance(args, dict):
