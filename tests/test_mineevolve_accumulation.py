@@ -315,3 +315,18 @@ def test_a_store_left_mid_commit_by_a_killed_run_is_recovered_not_refused(
     with KnowledgeStore.open(store, read_only=True) as s:
         assert s.version == 3 and s.operations()[: len(kept)] == kept
     assert len(_records(out / "train.sqlite")) == 3
+
+
+def test_a_file_where_the_stores_folder_goes_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It used to say only 'File exists (.../stores)'."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "stores").write_text("not a folder")
+    spec = {**SPEC, "variants": ["full"], "checkpoints": [3]}
+    assert _run(tmp_path, spec) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("mirrorcraft: error")]
+    assert len(errors) == 1 and "stores is a file" in errors[0] and "Traceback" not in err
+    assert (out / "stores").read_text() == "not a folder"

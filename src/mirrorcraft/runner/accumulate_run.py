@@ -163,6 +163,11 @@ class AccumulationRunner:
                 raise AccumulationError(f"{problem}; {advice}")
 
     def run(self) -> Outcome:
+        if self.stores.exists() and not self.stores.is_dir():
+            raise AccumulationError(
+                f"{self.stores} is a file: the run keeps its knowledge stores in a folder of "
+                "that name; move the file away"
+            )
         self.stores.mkdir(parents=True, exist_ok=True)
         self.check_stores()
         for db in (self.train_db, self.eval_db):
