@@ -178,8 +178,8 @@ def test_bad_options_are_user_errors(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 2 and "no such results file" in err
 
 
-def test_a_run_cut_short_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Tables from a ``--limit`` run used to read like a finished experiment's."""
+def _four_episode_spec(tmp_path: Path) -> Path:
+    """A grid spec of four short episodes (random agent, two rule sets, two repetitions)."""
     import yaml
 
     spec = tmp_path / "spec.yaml"
@@ -194,6 +194,12 @@ def test_a_run_cut_short_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixtur
         "budget": 3,
     }
     spec.write_text(yaml.safe_dump(doc))
+    return spec
+
+
+def test_a_run_cut_short_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Tables from a ``--limit`` run used to read like a finished experiment's."""
+    spec = _four_episode_spec(tmp_path)
     out = tmp_path / "out"
     base = ["run", str(spec), "--out", str(out), "--workers", "1", "--no-report"]
     assert run_cli([*base, "--limit", "3"], capsys)[0] == 0
@@ -213,20 +219,7 @@ def test_a_report_of_a_run_cut_short_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The run's own report and ``mirrorcraft report`` said nothing of missing episodes."""
-    import yaml
-
-    spec = tmp_path / "spec.yaml"
-    doc = {
-        "schema_version": 1,
-        "name": "short",
-        "worlds": ["plains-1"],
-        "rules": ["vanilla", "M04"],
-        "tasks": ["iron_armor"],
-        "agents": ["random"],
-        "repetitions": 2,
-        "budget": 3,
-    }
-    spec.write_text(yaml.safe_dump(doc))
+    spec = _four_episode_spec(tmp_path)
     out = tmp_path / "out"
     base = ["run", str(spec), "--out", str(out), "--workers", "1"]
     assert run_cli([*base, "--limit", "3"], capsys)[0] == 0

@@ -46,6 +46,13 @@ def _run(tmp_path: Path, spec: dict[str, Any], name: str = "out") -> int:
     return main(["run", str(path), "--out", str(tmp_path / name), "--workers", "1"])
 
 
+def _command(tmp_path: Path, spec: dict[str, Any]) -> list[str]:
+    """``run`` of ``spec`` into ``tmp_path/out``, one worker, no report."""
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return ["run", str(path), "--out", str(tmp_path / "out"), "--workers", "1", "--no-report"]
+
+
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -217,10 +224,8 @@ def test_analyze_says_how_much_of_an_accumulation_run_is_missing(
     """An interrupted stream's tables used to read like a finished experiment's: analyze
     counted the missing episodes of grid specs only."""
     spec = {**SPEC, "variants": ["full"], "checkpoints": [3]}
-    path = tmp_path / "spec.yaml"
-    path.write_text(yaml.safe_dump(spec))
     out = tmp_path / "out"
-    base = ["run", str(path), "--out", str(out), "--workers", "1", "--no-report"]
+    base = _command(tmp_path, spec)
     assert main([*base, "--limit", "2"]) == 0  # two of the three training episodes
     capsys.readouterr()
     assert main(["analyze", str(out / "train.sqlite")]) == 0
@@ -270,10 +275,8 @@ def test_a_damaged_store_stops_the_run_with_one_line(
     as worker faults ("out of memory?"), retried in every run."""
     spec = {**SPEC, "variants": ["full"], "checkpoints": [1, 3]}
     spec["eval"] = {**SPEC["eval"], "rules": ["vanilla"]}
-    path = tmp_path / "spec.yaml"
-    path.write_text(yaml.safe_dump(spec))
     out = tmp_path / "out"
-    base = ["run", str(path), "--out", str(out), "--workers", "1", "--no-report"]
+    base = _command(tmp_path, spec)
     assert main([*base, "--limit", "2"]) == 0
     stores = out / "stores"
     for name, advice in (
@@ -302,10 +305,8 @@ def test_a_store_left_mid_commit_by_a_killed_run_is_recovered_not_refused(
 ) -> None:
     spec = {**SPEC, "variants": ["full"], "checkpoints": [3]}
     spec["eval"] = {**SPEC["eval"], "rules": ["vanilla"]}
-    path = tmp_path / "spec.yaml"
-    path.write_text(yaml.safe_dump(spec))
     out = tmp_path / "out"
-    base = ["run", str(path), "--out", str(out), "--workers", "1", "--no-report"]
+    base = _command(tmp_path, spec)
     assert main([*base, "--limit", "2"]) == 0
     store = out / "stores" / "full--mock-planner.sqlite"
     with KnowledgeStore.open(store, read_only=True) as s:
