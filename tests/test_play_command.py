@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,34 @@ def test_play_reads_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         and rows[-1]["score"] == 100
         and rows[-1]["milestones"][-1] == "story/mine_diamond"
     )
+
+
+class _Recorder(io.StringIO):
+    """Standard output that remembers what had been flushed (what a reading program has)."""
+
+    flushed = ""
+
+    def flush(self) -> None:
+        super().flush()
+        self.flushed = self.getvalue()
+
+
+def test_each_reply_reaches_a_driving_program_before_the_next_action_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A program that writes one action and waits for its reply must get the reply while
+    play waits for the next line, not when play ends (a pipe is block-buffered)."""
+    out = _Recorder()
+    seen: list[str] = []
+
+    def lines() -> Iterator[str]:
+        for _ in range(3):
+            seen.append(out.flushed)
+            yield json.dumps({"skill": "wait", "args": {}}) + "\n"
+        seen.append(out.flushed)
+
+    monkeypatch.setattr(sys, "stdin", lines())
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(["play", "--world", "plains-1", "--task", "diamond", "--actions", "-"]) == 0
+    replies = [[json.loads(row)["step"] for row in text.splitlines()] for text in seen]
+    assert replies == [[], [1], [1, 2], [1, 2, 3]]

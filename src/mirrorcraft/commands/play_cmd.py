@@ -126,6 +126,9 @@ def run(args: argparse.Namespace) -> int:
             )
             if args.observe:
                 sys.stdout.write(obs.render_text() + "\n")
+            # A program driving play through pipes waits for each reply before it writes the
+            # next action: hold nothing back in the pipe's buffer.
+            sys.stdout.flush()
             if terminated or truncated:
                 break
     except DataError as exc:
