@@ -401,3 +401,22 @@ def test_the_installed_command_keeps_exit_codes_and_stored_results(tmp_path: Pat
     assert missing.returncode == 2
     assert "Traceback" not in missing.stderr
     assert missing.stderr.strip().count("\n") == 0 and "no_such_spec.yaml" in missing.stderr
+
+
+def test_an_interrupt_that_lands_as_the_command_returns_is_one_line_and_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C on ``producer | mirrorcraft play`` ends the producer (play's input ends) and
+    interrupts play at once; Python may raise the interrupt only after ``main`` returned,
+    in ``entry``. It is the usual interrupted line and exit code, not a traceback."""
+    import gc
+
+    from mirrorcraft import cli
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "main", lambda: 0)
+    monkeypatch.setattr(gc, "freeze", interrupted)
+    assert cli.entry() == 130
+    assert capsys.readouterr().err == "mirrorcraft: interrupted\n"
