@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import sys
@@ -136,3 +137,23 @@ def test_each_reply_reaches_a_driving_program_before_the_next_action_is_read(
     assert main(["play", "--world", "plains-1", "--task", "diamond", "--actions", "-"]) == 0
     replies = [[json.loads(row)["step"] for row in text.splitlines()] for text in seen]
     assert replies == [[], [1], [1, 2], [1, 2, 3]]
+
+
+def test_the_task_named_in_the_help_is_one_play_accepts(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``play --help`` gives a tech-tree task id as an example; that id must play."""
+    import re
+
+    from mirrorcraft.cli import build_parser
+
+    sub = next(
+        a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)
+    ).choices["play"]
+    task_help = next(a.help for a in sub._actions if "--task" in a.option_strings)
+    example = re.search(r"e\.g\. (\w+)", str(task_help))
+    assert example is not None
+    code, rows, err = play(
+        ["--world", "plains-1", "--task", example.group(1)], "{}", capsys, monkeypatch
+    )
+    assert code == 0 and len(rows) == 1, err

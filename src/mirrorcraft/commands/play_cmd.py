@@ -31,7 +31,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--task",
         required=True,
-        help="iron_armor, diamond, enchantment, or a tech-tree task id (e.g. iron_pickaxe;"
+        help="iron_armor, diamond, enchantment, or a tech-tree task id (e.g. obtain_iron_pickaxe;"
         " see docs/techtree.md)",
     )
     p.add_argument("--actions", required=True, help="JSON-lines file of actions, or - for stdin")
