@@ -8,7 +8,7 @@ import random
 import pytest
 
 from mirrorcraft.body.observation import Observation
-from mirrorcraft.env import EnvIdError, make, parse_env_id, registered_ids
+from mirrorcraft.env import EnvIdError, StartInventoryError, make, parse_env_id, registered_ids
 from mirrorcraft.evaluator.tasks import UnknownTaskError
 from mirrorcraft.world.registry import UnknownWorldError
 
@@ -135,3 +135,29 @@ def test_an_episode_is_freed_as_soon_as_it_is_dropped_not_by_the_collector() -> 
         assert [r() is None for r in gone] == [True, True, True]
     finally:
         gc.enable()
+
+
+def test_a_start_inventory_is_the_one_asked_for_or_refused() -> None:
+    """The debugging inventory of ``make`` is checked as ``play --inventory`` is: ids lose
+    their ``minecraft:`` namespace (an item named with it was once a different, useless
+    item), and unknown items, bad counts and what does not fit are refused rather than
+    given, dropped or cut short without a word."""
+    obs, _ = make("plains-1/diamond", start_inventory={"minecraft:oak_log": 2}).reset(seed=0)
+    assert obs.inventory == {"oak_log": 2}
+    bad: list[object] = [
+        {"unobtainium": 3},
+        {"oak_log": -3},
+        {"oak_log": 0},
+        {"oak_log": 10**9},
+        {"oak_log": 2.5},
+        {"oak_log": True},
+        {"oak_log": 1, "minecraft:oak_log": 1},
+        {"": 1},
+        {"iron_pickaxe": 37},  # one per slot: 36 fit
+        "oak_log",
+    ]
+    for inventory in bad:
+        with pytest.raises(StartInventoryError) as caught:
+            make("plains-1/diamond", start_inventory=inventory)  # type: ignore[arg-type]
+        assert isinstance(caught.value, ValueError)
+        assert str(caught.value).startswith("start_inventory: ")

@@ -86,6 +86,8 @@ def test_play_with_inventory_and_suite(
         ["--world", "plains-1", "--task", "diamond", "--suite", "M99"],
         ["--world", "plains-1", "--task", "diamond", "--inventory", "{oops"],
         ["--world", "plains-1", "--task", "diamond", "--inventory", '{"unobtainium": 3}'],
+        # all of it or nothing: 36 stacks of logs leave no slot for the dirt
+        ["--world", "plains-1", "--task", "diamond", "--inventory", '{"oak_log": 2304, "dirt": 1}'],
     ],
 )
 def test_play_bad_input_is_one_clear_line(

@@ -17,14 +17,60 @@ from typing import Any
 
 from mirrorcraft.backends.rulesets import VANILLA, resolve_rules, vanilla_rules
 from mirrorcraft.backends.sim import SimEpisode
-from mirrorcraft.body.config import BodyConfig
+from mirrorcraft.body.config import BodyConfig, default_body_config
+from mirrorcraft.body.inventory import Inventory
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.evaluator.tasks import budget_problem, get_task, progression_tasks
+from mirrorcraft.rules.ids import normalize_id
+from mirrorcraft.rules.items import ItemStack
+from mirrorcraft.rules.ruleset import RuleSet
 from mirrorcraft.world.registry import STUDIES, load_world, world_ids
 
 
 class EnvIdError(ValueError):
     pass
+
+
+MAX_START_COUNT = 64 * 36
+"""The most of one item a starting inventory may name (36 slots of 64)."""
+
+
+class StartInventoryError(ValueError):
+    """A starting inventory the body cannot start with; ``problem`` says why."""
+
+    def __init__(self, problem: str):
+        super().__init__(f"start_inventory: {problem}")
+        self.problem = problem
+
+
+def checked_inventory(inventory: object, rules: RuleSet, slots: int) -> dict[str, int]:
+    """A debugging start inventory as the body will hold it: ids without the ``minecraft:``
+    namespace, every item known to ``rules``, counts whole and positive, all fitting in
+    ``slots``. Raises StartInventoryError rather than start with less, or other, items."""
+    if not isinstance(inventory, Mapping):
+        raise StartInventoryError(f"must map item ids to counts, got {type(inventory).__name__}")
+    out: dict[str, int] = {}
+    for raw, count in inventory.items():
+        try:
+            item = normalize_id(raw)
+        except ValueError as exc:
+            raise StartInventoryError(str(exc)) from None
+        if item not in rules.game.items:
+            raise StartInventoryError(f"unknown item {raw!r}")
+        if item in out:
+            raise StartInventoryError(f"{item!r} is named twice")
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise StartInventoryError(f"count for {raw!r} must be a whole number, got {count!r}")
+        if not 0 < count <= MAX_START_COUNT:
+            raise StartInventoryError(
+                f"count for {raw!r} must be between 1 and {MAX_START_COUNT}, got {count}"
+            )
+        out[item] = count
+    trial = Inventory(rules.game.items, slots)
+    for item, count in out.items():
+        if trial.add(ItemStack(item, count)) < count:
+            raise StartInventoryError(f"does not fit in the body's {slots} inventory slots")
+    return out
 
 
 @dataclass(frozen=True)
@@ -78,7 +124,13 @@ class MirrorCraftEnv:
         task = get_task(spec.task)
         self.task = task.with_budget(budget) if budget is not None else task
         self.config = config
-        self.start_inventory = start_inventory
+        self.start_inventory = (
+            None
+            if start_inventory is None
+            else checked_inventory(
+                start_inventory, self.rules, (config or default_body_config()).inventory_slots
+            )
+        )
         self.episode: SimEpisode | None = None
         self._seed = 0
 

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from mirrorcraft.commands.common import UserError, parse_json_arg, print_json
-from mirrorcraft.env import EnvSpec, MirrorCraftEnv
+from mirrorcraft.env import EnvSpec, MirrorCraftEnv, StartInventoryError
 from mirrorcraft.evaluator.tasks import MAX_BUDGET, UnknownTaskError, budget_arg
 from mirrorcraft.rules.errors import RulesError
-from mirrorcraft.rules.ids import normalize_id
 from mirrorcraft.safeload import DataError, decode_text, parse_json
 from mirrorcraft.world.registry import UnknownWorldError
 
@@ -70,21 +69,14 @@ def _actions(stream: IO[bytes] | IO[str], label: str) -> Iterator[tuple[int, Any
             yield n, text  # still an attempted action: the body answers invalid_args
 
 
-def _start_inventory(raw: str | None) -> dict[str, int] | None:
+def _start_inventory(raw: str | None) -> dict[str, Any] | None:
+    """The ``--inventory`` object; the environment checks its ids and counts."""
     if raw is None:
         return None
     doc = parse_json_arg(raw, "--inventory")
     if not isinstance(doc, dict):
         raise UserError("--inventory must be a JSON object of item: count")
-    out: dict[str, int] = {}
-    for k, v in doc.items():
-        if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= 64 * 36:
-            raise UserError(f"--inventory: count for {k!r} must be a positive integer")
-        try:
-            out[normalize_id(k)] = v
-        except ValueError as exc:
-            raise UserError(f"--inventory: {exc}") from None
-    return out
+    return doc
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,10 +87,8 @@ def run(args: argparse.Namespace) -> int:
         )
     except (UnknownWorldError, UnknownTaskError, RulesError) as exc:
         raise UserError(str(exc)) from None
-    if start:
-        unknown = [k for k in start if k not in env.rules.game.items]
-        if unknown:
-            raise UserError(f"--inventory: unknown item {unknown[0]!r}")
+    except StartInventoryError as exc:
+        raise UserError(f"--inventory: {exc.problem}") from None
     obs, _info = env.reset(seed=args.seed)
     if args.actions == "-":
         stream: IO[bytes] | IO[str] = getattr(sys.stdin, "buffer", sys.stdin)
