@@ -161,3 +161,21 @@ def test_a_start_inventory_is_the_one_asked_for_or_refused() -> None:
             make("plains-1/diamond", start_inventory=inventory)  # type: ignore[arg-type]
         assert isinstance(caught.value, ValueError)
         assert str(caught.value).startswith("start_inventory: ")
+
+
+def test_close_ends_the_episode_and_lets_it_go() -> None:
+    """``close()`` (what Gymnasium loops and wrappers call at the end) exists, frees the
+    episode, and a ``with`` block calls it."""
+    import weakref
+
+    with make("plains-1/diamond", budget=5) as env:
+        env.reset(seed=0)
+        env.step({"skill": "wait", "args": {}})
+        assert env.episode is not None
+        episode = weakref.ref(env.episode)
+    assert env.episode is None and episode() is None
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step({"skill": "wait", "args": {}})
+    env.close()  # twice is fine
+    obs, _ = env.reset(seed=0)
+    assert obs.step == 0

@@ -165,6 +165,19 @@ class MirrorCraftEnv:
         }
         return out.observation, out.reward, out.terminated, out.truncated, info
 
+    def close(self) -> None:
+        """End the current episode, if any, and let it go (Gymnasium's ``close``); a later
+        ``reset`` starts a new one."""
+        if self.episode is not None:
+            self.episode.close()
+            self.episode = None
+
+    def __enter__(self) -> MirrorCraftEnv:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
     @property
     def unwrapped(self) -> MirrorCraftEnv:
         return self
