@@ -179,3 +179,22 @@ def test_close_ends_the_episode_and_lets_it_go() -> None:
     env.close()  # twice is fine
     obs, _ = env.reset(seed=0)
     assert obs.step == 0
+
+
+def test_a_seed_is_a_whole_number() -> None:
+    """Episode draws are keyed by the seed's text: ``seed=1.0``, ``True`` or ``"1"`` once
+    gave an episode other than seed 1's (or, for a string, a TypeError on the next plain
+    ``reset()``). They are refused; numpy's integers play as the same whole number."""
+    import numpy as np
+
+    env = make("plains-1/diamond", budget=5)
+    for seed in (1.0, 1.5, True, "1", object()):
+        with pytest.raises(ValueError, match="seed"):
+            env.reset(seed=seed)  # type: ignore[arg-type]
+    actions = [{"skill": "mine", "args": {"block": "log", "count": 2}}] * 2
+
+    def played(seed: object) -> list[object]:
+        obs, _ = env.reset(seed=seed)  # type: ignore[arg-type]
+        return [obs.to_json()] + [env.step(a)[0].to_json() for a in actions]
+
+    assert played(np.int64(3)) == played(3)

@@ -11,6 +11,7 @@ new milestones and the action result; it never names the rule set.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -106,6 +107,18 @@ def registered_ids(
     return [EnvSpec(w, r, t).id for w in worlds for r in rule_sets for t in tasks]
 
 
+def _whole_seed(seed: object) -> int:
+    """An episode seed as a plain int. The draws are keyed by the seed's text, so a float
+    (``1.0``), a bool or a string would give a different episode from the whole number
+    it looks like, without a word; numpy's integers are whole numbers and are taken."""
+    if isinstance(seed, bool):
+        raise ValueError(f"a seed must be a whole number, got {seed!r}")
+    try:
+        return operator.index(seed)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValueError(f"a seed must be a whole number, got {seed!r}") from None
+
+
 class MirrorCraftEnv:
     def __init__(
         self,
@@ -138,7 +151,7 @@ class MirrorCraftEnv:
         self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
     ) -> tuple[Observation, dict[str, Any]]:
         if seed is not None:
-            self._seed = seed
+            self._seed = _whole_seed(seed)
         else:
             self._seed += 1
         self.episode = SimEpisode(
