@@ -92,6 +92,9 @@ def test_ids_cover_worlds_rules_and_tasks() -> None:
 def test_bad_ids_fail_clearly() -> None:
     with pytest.raises(EnvIdError):
         parse_env_id("plains-1")
+    for not_text in (None, 5, b"plains-1/diamond", ("plains-1", "diamond")):
+        with pytest.raises(EnvIdError, match="string"):
+            make(not_text)  # type: ignore[arg-type]
     with pytest.raises(UnknownWorldError):
         make("mars-1/diamond")
     with pytest.raises(UnknownTaskError):

@@ -87,6 +87,10 @@ class EnvSpec:
 
 
 def parse_env_id(env_id: str) -> EnvSpec:
+    if not isinstance(env_id, str):
+        raise EnvIdError(
+            f"an environment id is a string like 'plains-1@M04/diamond', got {env_id!r}"
+        )
     head, sep, task = env_id.rpartition("/")
     if not sep or not head or not task:
         raise EnvIdError(f"environment id {env_id!r} must look like 'plains-1@M04/diamond'")
