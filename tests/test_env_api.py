@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -201,3 +202,28 @@ def test_a_seed_is_a_whole_number() -> None:
         return [obs.to_json()] + [env.step(a)[0].to_json() for a in actions]
 
     assert played(np.int64(3)) == played(3)
+
+
+def test_an_edited_pack_is_seen_by_the_next_make(tmp_path: Path) -> None:
+    """Editing a datapack and making an environment from it again in the same process (a
+    notebook, an agent-development loop) plays the edited rules, not the first ones."""
+    pack = tmp_path / "flint"
+    (pack / "data/minecraft/loot_tables/blocks").mkdir(parents=True)
+    (pack / "pack.mcmeta").write_text(json.dumps({"pack": {"pack_format": 10}}))
+
+    def gravel_drops(count: int) -> object:
+        entry = {
+            "type": "minecraft:item",
+            "name": "minecraft:flint",
+            "functions": [{"function": "minecraft:set_count", "count": count}],
+        }
+        table = {"type": "minecraft:block", "pools": [{"rolls": 1, "entries": [entry]}]}
+        (pack / "data/minecraft/loot_tables/blocks/gravel.json").write_text(json.dumps(table))
+        env = make(f"plains-1@{pack}/diamond", start_inventory={"gravel": 1, "wooden_shovel": 1})
+        env.reset(seed=0)
+        env.step({"skill": "place", "args": {"block": "gravel"}})
+        return env.step({"skill": "mine", "args": {"block": "gravel"}})[4]["result"]["produced"]
+
+    assert gravel_drops(1) == {"flint": 1}
+    assert gravel_drops(3) == {"flint": 3}
+    assert gravel_drops(1) == {"flint": 1}

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mirrorcraft.backends.rulesets import VANILLA, resolve_rules, vanilla_rules
+from mirrorcraft.backends.rulesets import VANILLA, current_rules, vanilla_rules
 from mirrorcraft.backends.sim import SimEpisode
 from mirrorcraft.body.config import BodyConfig, default_body_config
 from mirrorcraft.body.inventory import Inventory
@@ -136,7 +136,7 @@ class MirrorCraftEnv:
             raise ValueError(problem)
         self.spec = spec
         self.loaded = load_world(spec.world)
-        self.rules = resolve_rules(spec.rules)
+        self.rules = current_rules(spec.rules)
         self.vanilla = vanilla_rules()
         task = get_task(spec.task)
         self.task = task.with_budget(budget) if budget is not None else task

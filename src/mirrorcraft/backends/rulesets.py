@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 from pathlib import Path
 
 from mirrorcraft.datapack.manifest import Manifest
 from mirrorcraft.datapack.suites import ManifestError, find_suite, load_manifest_file, suite_pack
 from mirrorcraft.rules.errors import RulesError
-from mirrorcraft.rules.pack import PackData
+from mirrorcraft.rules.pack import MAX_FILES, MAX_PACK_BYTES, PackData
 from mirrorcraft.rules.ruleset import RuleSet, vanilla_ruleset
 
 VANILLA = "vanilla"
@@ -70,7 +71,53 @@ def vanilla_rules() -> RuleSet:
 
 @lru_cache(maxsize=32)
 def resolve_rules(name: str) -> RuleSet:
-    """``vanilla``, a packaged suite id, or a path to a datapack (folder/zip) or suite manifest."""
+    """``vanilla``, a packaged suite id, or a path to a datapack (folder/zip) or suite manifest.
+
+    Loaded once per process by name: a pack edited afterwards is not seen (``current_rules``
+    is the form that sees it)."""
+    return _load_rules(name)
+
+
+def current_rules(name: str) -> RuleSet:
+    """``resolve_rules``, except that a rule set named by a path is compiled afresh once
+    what its files hold has changed (someone editing a pack and making environments from
+    it again, in one process)."""
+    if name == VANILLA or find_suite(name) is not None or not Path(name).exists():
+        return resolve_rules(name)
+    return _rules_version(name, _source_digest(Path(name)))
+
+
+@lru_cache(maxsize=8)
+def _rules_version(name: str, digest: str) -> RuleSet:
+    return _load_rules(name)
+
+
+def _source_digest(path: Path) -> str:
+    """A digest of the names and bytes of the files under ``path`` (or of the file itself).
+    It reads no further than the pack limits: the loader refuses a pack past them anyway."""
+    digest = hashlib.sha256()
+    try:
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.is_file())
+        else:
+            files = [path] if path.is_file() else []  # not a device or a pipe
+        total = 0
+        for count, file in enumerate(files, 1):
+            size = file.stat().st_size
+            total += size
+            if count > MAX_FILES or total > MAX_PACK_BYTES:
+                digest.update(
+                    f"past the limits at {file}:{size}:{file.stat().st_mtime_ns}".encode()
+                )
+                break
+            digest.update(f"{file.relative_to(path) if file != path else ''}\0{size}\0".encode())
+            digest.update(file.read_bytes())
+    except OSError as exc:
+        digest.update(f"unreadable: {exc}".encode())  # the loader says what is wrong
+    return digest.hexdigest()
+
+
+def _load_rules(name: str) -> RuleSet:
     if name == VANILLA:
         return vanilla_rules()
     suite = find_suite(name)
