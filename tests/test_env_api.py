@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from mirrorcraft.body.observation import Observation
-from mirrorcraft.env import EnvIdError, StartInventoryError, make, parse_env_id, registered_ids
+from mirrorcraft.env import (
+    EnvIdError,
+    MirrorCraftEnv,
+    StartInventoryError,
+    make,
+    parse_env_id,
+    registered_ids,
+)
 from mirrorcraft.evaluator.tasks import UnknownTaskError
 from mirrorcraft.world.registry import UnknownWorldError
 
@@ -227,3 +234,37 @@ def test_an_edited_pack_is_seen_by_the_next_make(tmp_path: Path) -> None:
     assert gravel_drops(1) == {"flint": 1}
     assert gravel_drops(3) == {"flint": 3}
     assert gravel_drops(1) == {"flint": 1}
+
+
+def test_an_env_copies_and_pickles_in_the_state_it_is_in() -> None:
+    """``copy.deepcopy`` (a search that tries actions ahead) and ``pickle`` once failed
+    with "cannot pickle 'mappingproxy' object". A copy is in the same state as the
+    original, plays on exactly as it would, and leaves the original alone."""
+    import copy
+    import pickle
+
+    route = Path(__file__).resolve().parents[1] / "examples" / "diamond_route.jsonl"
+    lines = route.read_text().splitlines()
+    actions = [json.loads(line) for line in lines if line.startswith("{")]
+
+    def played(env: MirrorCraftEnv, todo: list[dict[str, object]]) -> list[str]:
+        return [
+            json.dumps([out.to_json() if isinstance(out, Observation) else out for out in step])
+            for step in (env.step(a) for a in todo)
+        ]
+
+    env = make("plains-1@M04/diamond", budget=60)
+    unstarted = copy.deepcopy(env)
+    assert unstarted.reset(seed=5)[0].to_json() == env.reset(seed=5)[0].to_json()
+    reused: dict[str, object] = {}
+    for a in actions[:8]:
+        reused.clear()
+        reused.update(a)  # one dict changed between steps: a copy replays what was played
+        env.step(reused)
+    copies = [copy.deepcopy(env), copy.copy(env), pickle.loads(pickle.dumps(env))]
+    assert env.episode is not None
+    now = env.episode.observe().to_json()
+    assert all(c.episode is not None and c.episode.observe().to_json() == now for c in copies)
+    ahead = [played(c, actions[8:14]) for c in copies]
+    assert env.episode.observe().to_json() == now  # the copies' steps left it alone
+    assert ahead[0] == ahead[1] == ahead[2] == played(env, actions[8:14])

@@ -11,6 +11,7 @@ new milestones and the action result; it never names the rule set.
 
 from __future__ import annotations
 
+import copy
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -150,6 +151,9 @@ class MirrorCraftEnv:
         )
         self.episode: SimEpisode | None = None
         self._seed = 0
+        self._budget = budget
+        self._played: list[Any] = []
+        """The current episode's actions, as sent: copies and pickles replay them."""
 
     def reset(
         self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
@@ -167,6 +171,7 @@ class MirrorCraftEnv:
             config=self.config,
             start_inventory=self.start_inventory,
         )
+        self._played = []
         obs = self.episode.observe()
         return obs, {"score": 0, "success": False, "budget": self.task.budget}
 
@@ -174,6 +179,7 @@ class MirrorCraftEnv:
         if self.episode is None:
             raise RuntimeError("call reset() before step()")
         out = self.episode.step(action)
+        self._played.append(_kept(action))
         info = {
             "score": out.score,
             "success": self.episode.evaluator.success(),
@@ -188,6 +194,32 @@ class MirrorCraftEnv:
         if self.episode is not None:
             self.episode.close()
             self.episode = None
+            self._played = []
+
+    def _replayed(self) -> MirrorCraftEnv:
+        """An independent copy in the same state: the same seed and actions replayed (the
+        simulator is deterministic), sharing the world, rules and task, which never change."""
+        other = object.__new__(MirrorCraftEnv)
+        other.__dict__.update(self.__dict__)
+        other.episode, other._played = None, []
+        if self.episode is not None:
+            other.reset(seed=self._seed)
+            for action in self._played:
+                other.step(action)
+        return other
+
+    def __copy__(self) -> MirrorCraftEnv:
+        return self._replayed()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> MirrorCraftEnv:
+        return self._replayed()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as how it was made, its seed and the episode's actions; unpickling makes
+        it again (a rule set named by a path is read from that path then) and replays them."""
+        played = None if self.episode is None else list(self._played)
+        args = (self.spec, self._budget, self.config, self.start_inventory, self._seed, played)
+        return (_unpickled, args)
 
     def __enter__(self) -> MirrorCraftEnv:
         return self
@@ -198,6 +230,31 @@ class MirrorCraftEnv:
     @property
     def unwrapped(self) -> MirrorCraftEnv:
         return self
+
+
+def _kept(action: Any) -> Any:
+    """The action as it was when played, should the caller change the object afterwards."""
+    try:
+        return copy.deepcopy(action)
+    except Exception:  # an object that cannot be copied is replayed as it is
+        return action
+
+
+def _unpickled(
+    spec: EnvSpec,
+    budget: int | None,
+    config: BodyConfig | None,
+    start_inventory: Mapping[str, int] | None,
+    seed: int,
+    played: list[Any] | None,
+) -> MirrorCraftEnv:
+    env = MirrorCraftEnv(spec, budget=budget, config=config, start_inventory=start_inventory)
+    env._seed = seed
+    if played is not None:
+        env.reset(seed=seed)
+        for action in played:
+            env.step(action)
+    return env
 
 
 def make(env_id: str, **kwargs: Any) -> MirrorCraftEnv:
