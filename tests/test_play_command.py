@@ -159,3 +159,15 @@ def test_the_task_named_in_the_help_is_one_play_accepts(
         ["--world", "plains-1", "--task", example.group(1)], "{}", capsys, monkeypatch
     )
     assert code == 0 and len(rows) == 1, err
+
+
+def test_play_says_when_the_episode_ends_before_the_actions_do(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Actions after the end of the episode are not played; play says so (and why) on
+    standard error instead of stopping without a word."""
+    wait = json.dumps({"skill": "wait", "args": {}})
+    args = ["--world", "plains-1", "--task", "diamond", "--budget", "2"]
+    code, rows, err = play(args, "\n".join([wait] * 4), capsys, monkeypatch)
+    assert code == 0 and [r["step"] for r in rows] == [1, 2]
+    assert "the episode ended at step 2 (the action budget is spent)" in err

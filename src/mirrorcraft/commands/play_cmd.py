@@ -120,6 +120,18 @@ def run(args: argparse.Namespace) -> int:
             # next action: hold nothing back in the pipe's buffer.
             sys.stdout.flush()
             if terminated or truncated:
+                why = (
+                    "the task is complete"
+                    if info["success"]
+                    else "the action budget is spent"
+                    if truncated
+                    else "the body died"
+                )
+                print(
+                    f"mirrorcraft play: the episode ended at step {obs.step} ({why});"
+                    " no further actions are played",
+                    file=sys.stderr,
+                )
                 break
     except DataError as exc:
         raise UserError(str(exc)) from None
