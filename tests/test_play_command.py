@@ -171,3 +171,31 @@ def test_play_says_when_the_episode_ends_before_the_actions_do(
     code, rows, err = play(args, "\n".join([wait] * 4), capsys, monkeypatch)
     assert code == 0 and [r["step"] for r in rows] == [1, 2]
     assert "the episode ended at step 2 (the action budget is spent)" in err
+
+
+def test_a_reader_that_goes_away_ends_play_quietly() -> None:
+    """A driver (or ``| head``) that stops reading: play's next reply meets a closed pipe.
+    Play ends with status 0 and nothing on standard error, as before replies were flushed
+    one by one (then the interpreter's last flush said "Exception ignored" and exited 120)."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    args = ["play", "--world", "plains-1", "--task", "diamond", "--actions", "-"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mirrorcraft.cli", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    wait = json.dumps({"skill": "wait", "args": {}}) + "\n"
+    proc.stdin.write(wait.encode())
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["step"] == 1
+    proc.stdout.close()  # the reader goes away
+    proc.stdin.write(wait.encode() * 3)
+    proc.stdin.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=600) == 0 and err == ""

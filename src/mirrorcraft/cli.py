@@ -8,7 +8,9 @@ user can fix are printed as one clear line, never as a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import os
 import sys
 from collections.abc import Sequence
 
@@ -60,6 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mirrorcraft: error: {redact_text(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
+        # The reader went away (``| head``). What is still buffered cannot be written either:
+        # send it nowhere, or the interpreter's last flush reports it and exits with 120.
+        with contextlib.suppress(OSError, ValueError):  # not a file: a test's capture
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:
         # A path the user gave cannot be read or written (missing folder, no permission, full disk).
