@@ -337,3 +337,24 @@ def test_a_recursive_alias_is_refused(tmp_path: Path) -> None:
     spec.write_text("name: loop\nworlds: &w [plains-1, *w]\n")
     done = cli("run", str(spec), "--out", str(tmp_path / "out"), "--no-report")
     one_line_error(done, "loop.yaml:2", "contains it")
+
+
+# -- files with no end --------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (("rules", "--pack", "/dev/zero", "loot", "gravel"), "not a folder or a zip file"),
+        (("suites", "check", "/dev/zero"), "more than the 16 MiB limit"),
+        (("run", "/dev/zero", "--out", "{tmp}/out"), "more than the 16 MiB limit"),
+    ],
+    ids=["pack", "manifest", "spec"],
+)
+def test_a_file_that_never_ends_is_refused_not_read_forever(
+    args: tuple[str, ...], fragment: str, tmp_path: Path
+) -> None:
+    """A device as a pack, manifest or spec (its size reads 0) used to be read forever."""
+    done = cli(*(a.replace("{tmp}", str(tmp_path)) for a in args))
+    one_line_error(done, "/dev/zero" if args[0] != "rules" else "zero", fragment)

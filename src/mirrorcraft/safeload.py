@@ -73,7 +73,11 @@ def read_text(path: Path, source: str | None = None) -> str:
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise DataError(label, f"file of {size} bytes is larger than the {_mib()} MiB limit")
-    return decode_text(path.read_bytes(), label)
+    with path.open("rb") as f:  # read no more than the limit: a device or pipe has no size
+        raw = f.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise DataError(label, f"holds more than the {_mib()} MiB limit")
+    return decode_text(raw, label)
 
 
 def _mib() -> int:

@@ -156,6 +156,8 @@ def load_pack(source: str | Path, name: str | None = None) -> PackData:
     label = name or path.name
     if not path.exists():
         raise DatapackError("no such file or folder", pack=label)
+    if not (path.is_dir() or path.is_file()):  # a device or a pipe could be read forever
+        raise DatapackError("not a folder or a zip file", pack=label)
     try:
         files = dict(_iter_files(path))
     except DatapackError as exc:
