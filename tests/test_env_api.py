@@ -105,8 +105,14 @@ def test_bad_ids_fail_clearly() -> None:
             make(not_text)  # type: ignore[arg-type]
     with pytest.raises(UnknownWorldError):
         make("mars-1/diamond")
-    with pytest.raises(UnknownTaskError):
+    with pytest.raises(UnknownTaskError) as raised:
         make("plains-1/flying")
+    # make() takes one task id: its message lists ids, not the selectors a spec takes
+    assert "obtain_<item>" in str(raised.value) and "selector" not in str(raised.value)
+    from mirrorcraft.evaluator.tasks import expand_task_selectors
+
+    with pytest.raises(UnknownTaskError, match="or a selector: progression"):
+        expand_task_selectors(["flying"])
 
 
 def test_reward_is_the_score_increase_and_success_terminates() -> None:

@@ -176,13 +176,16 @@ def task_table() -> dict[str, Task]:
     return {**progression, **techtree}
 
 
-def get_task(task_id: str) -> Task:
+def get_task(task_id: str, *, selectors: bool = False) -> Task:
+    """The task with this id. ``selectors``: the caller also takes selectors (an experiment
+    spec's ``tasks:`` list does; ``play`` and ``make`` do not), so an unknown id's message
+    lists them."""
     table = task_table()
     if task_id not in table:
+        also = f", or a selector: {', '.join(task_selectors())}" if selectors else ""
         raise UnknownTaskError(
             f"unknown task {task_id!r} (known: {', '.join(progression_tasks())}, "
-            f"the {len(table) - len(progression_tasks())} tech-tree tasks obtain_<item>, "
-            f"or a selector: {', '.join(task_selectors())})"
+            f"the {len(table) - len(progression_tasks())} tech-tree tasks obtain_<item>{also})"
         )
     return table[task_id]
 
@@ -238,7 +241,7 @@ def expand_task_selectors(items: Iterable[str]) -> tuple[str, ...]:
         elif item.startswith(GROUP_PREFIX):
             ids = tasks_in_group(item[len(GROUP_PREFIX) :])
         else:
-            ids = [get_task(item).id]
+            ids = [get_task(item, selectors=True).id]
         out.update(dict.fromkeys(ids))
     return tuple(out)
 
