@@ -120,8 +120,11 @@ def test_spec_selectors_expand_to_task_ids() -> None:
         parse_spec(_spec(["group:copper"]), "t")
     with pytest.raises(SpecError, match="unknown task 'obtain_bread'"):
         parse_spec(_spec(["obtain_bread"]), "t")
-    with pytest.raises(UnknownTaskError, match="group:armour"):
+    with pytest.raises(UnknownTaskError, match="group:armour"):  # where selectors are taken
+        expand_task_selectors(["armour"])
+    with pytest.raises(UnknownTaskError) as raised:  # where one task id is
         get_task("armour")
+    assert "group:armour" not in str(raised.value)
 
 
 def test_the_gym_registry_stays_on_the_progression_tasks() -> None:
