@@ -254,3 +254,63 @@ def test_missing_key_variable_is_a_config_error(monkeypatch: pytest.MonkeyPatch)
     settings = OpenAISettings(model="m", base_url="http://127.0.0.1:9/v1", api_key_env=KEY_ENV)
     with pytest.raises(LLMConfigError, match=KEY_ENV):
         OpenAIClient(settings)
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": -40, "completion_tokens": 3},  # negative
+        {"prompt_tokens": 10**400, "completion_tokens": 3},  # too large for a float
+        {"prompt_tokens": 10**12, "completion_tokens": 3},  # beyond any context window
+        {"prompt_tokens": True, "completion_tokens": 3},  # JSON true is not a count
+        {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},  # a gateway's zeros
+    ],
+)
+def test_unbelievable_usage_is_estimated_and_marked(
+    server: FakeOpenAIServer, usage: dict[str, Any]
+) -> None:
+    """A provider's broken token counts never reach a record as negative, absurd or free
+    calls (a negative count made the whole results file fail validation, a huge one made the
+    cost computation raise inside the agent): they are estimated from text, and said so."""
+    server.script(Reply("abcdefghijkl", usage_as=usage))
+    client = make(server)
+    result = call(client)
+    prompt = len("you play minecraftinventory: 3 oak_log") // 4
+    assert result.estimated and client.usage_estimated == 1
+    assert result.prompt_tokens == prompt
+    assert 0 < result.completion_tokens <= 3
+    expected = (prompt * 2.0 + result.completion_tokens * 8.0) / 1e6
+    assert result.cost_usd == pytest.approx(expected)
+
+
+def test_believable_usage_and_cached_prompt_counts_are_kept(server: FakeOpenAIServer) -> None:
+    """Sane counts pass through untouched, DeepSeek's own cached-token field is read, and a
+    negative cached count bills nothing at the cached price."""
+    server.script(
+        Reply("abcd", usage_as={"prompt_tokens": 100, "completion_tokens": 0}),
+        Reply(
+            "abcd",
+            usage_as={"prompt_tokens": 100, "completion_tokens": 7, "prompt_cache_hit_tokens": 60},
+        ),
+        Reply(
+            "abcd",
+            usage_as={
+                "prompt_tokens": 100,
+                "completion_tokens": 7,
+                "prompt_tokens_details": {"cached_tokens": -60},
+            },
+        ),
+    )
+    client = make(server)
+
+    async def three() -> list[Any]:
+        try:
+            return [await client.complete(ASK) for _ in range(3)]
+        finally:
+            await client.aclose()
+
+    plain, deepseek, negative = asyncio.run(three())
+    assert not (plain.estimated or deepseek.estimated or negative.estimated)
+    assert (plain.prompt_tokens, plain.completion_tokens) == (100, 0)
+    assert deepseek.cost_usd == pytest.approx((40 * 2.0 + 60 * 0.5 + 7 * 8.0) / 1e6)
+    assert negative.cost_usd == pytest.approx((100 * 2.0 + 7 * 8.0) / 1e6)

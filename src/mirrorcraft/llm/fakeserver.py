@@ -35,7 +35,9 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Reply:
-    """A normal completion. ``text=None`` sends null content; ``usage=False`` leaves usage out.
+    """A normal completion. ``text=None`` sends null content; ``usage=False`` leaves usage out;
+    ``usage_as`` is sent as the usage object instead of the counted one (a provider's own numbers,
+    right or wrong).
 
     ``tool_calls`` are ``{"name": ..., "arguments": ...}`` objects (arguments as an object, or
     as the exact text to send); a request that offers ``tools`` gets them as the message's
@@ -46,6 +48,7 @@ class Reply:
     cached_tokens: int = 0
     model: str | None = None
     tool_calls: tuple[dict[str, Any], ...] = ()
+    usage_as: Any = None
 
 
 @dataclass(frozen=True)
@@ -242,7 +245,9 @@ def _completion_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
             }
         ],
     }
-    if reply.usage:
+    if reply.usage_as is not None:
+        body["usage"] = reply.usage_as
+    elif reply.usage:
         called = sum(len(c["function"]["name"] + c["function"]["arguments"]) for c in calls)
         prompt, completion = prompt_chars // 4, (len(reply.text or "") + called) // 4
         body["usage"] = {

@@ -257,12 +257,27 @@ def _parse_completion(raw: Any) -> ChatResponse:
     return ChatResponse(
         text=content or "",
         model=str(getattr(raw, "model", "") or ""),
-        prompt_tokens=prompt if isinstance(prompt, int) else None,
-        completion_tokens=completion if isinstance(completion, int) else None,
-        cached_prompt_tokens=cached if isinstance(cached, int) else 0,
+        prompt_tokens=token_count(prompt),
+        completion_tokens=token_count(completion),
+        cached_prompt_tokens=token_count(cached) or 0,
         finish_reason=getattr(choices[0], "finish_reason", None),
         tool_calls=calls,
     )
+
+
+MAX_REPORTED_TOKENS = 100_000_000
+"""The largest token count believed from an endpoint for one call (ten times the largest
+context window offered today); a larger one is a broken report, not a call."""
+
+
+def token_count(value: Any) -> int | None:
+    """A token count an endpoint reported, or None when it is not a believable count: not a
+    whole number (a boolean, text, a fraction), negative, or above ``MAX_REPORTED_TOKENS``.
+    The client then estimates the count, and marks the call as estimated, as when the
+    endpoint reports no usage at all."""
+    if type(value) is not int or not 0 <= value <= MAX_REPORTED_TOKENS:
+        return None
+    return value
 
 
 def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:
@@ -297,8 +312,10 @@ class OpenAIClient:
     and ``rng`` replace the waiting and the jitter; ``prices`` replaces the
     price table. ``Completion.model`` is the configured model name (the name
     prices and the cache use), and ``latency_s`` covers the whole call,
-    retries and waits included. When the endpoint reports no usage, tokens
-    are estimated from text length and ``usage_estimated`` counts such calls.
+    retries and waits included. When the endpoint reports no usage, or counts
+    that cannot be right (see ``token_count``; zero prompt and completion tokens
+    for a prompt with text), tokens are estimated from text length, the
+    completion is marked ``estimated`` and ``usage_estimated`` counts such calls.
     """
 
     def __init__(
@@ -356,7 +373,10 @@ class OpenAIClient:
         started = self._clock()
         response = await self._send_with_retries(request)
         latency = self._clock() - started
-        prompt_tokens, completion_tokens = response.prompt_tokens, response.completion_tokens
+        prompt_tokens = token_count(response.prompt_tokens)
+        completion_tokens = token_count(response.completion_tokens)
+        if prompt_tokens == 0 and completion_tokens == 0 and any(m.content for m in messages):
+            prompt_tokens = completion_tokens = None  # zeros for a real prompt: not counted
         estimated = prompt_tokens is None or completion_tokens is None
         if estimated:
             self.usage_estimated += 1
@@ -372,7 +392,10 @@ class OpenAIClient:
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             cost_usd=self._prices.cost(
-                self.model, prompt_tokens, completion_tokens, response.cached_prompt_tokens
+                self.model,
+                prompt_tokens,
+                completion_tokens,
+                token_count(response.cached_prompt_tokens) or 0,
             ),
             cached=False,
             latency_s=latency,

@@ -82,7 +82,7 @@ def _cost(row: Row) -> Cell:
 
 _ESTIMATED_NOTE = (
     "est.: some episodes' token counts were estimated from text length (the endpoint "
-    "reported no usage), so their cost is an estimate."
+    "reported no usable token counts), so their cost is an estimate."
 )
 
 
