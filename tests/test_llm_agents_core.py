@@ -6,6 +6,7 @@ import itertools
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -115,6 +116,23 @@ def test_still_unusable_after_repair_ends_the_episode_with_no_executable_action(
     )
     assert record.termination == "no_action" and record.actions_used == 0 and not steps
     assert record.model_calls == 2 == len(client.calls)  # the failed calls are still counted
+
+
+def test_calls_made_before_a_configuration_error_are_still_counted() -> None:
+    """An error inside a configuration after its model calls of the step (a bug, an
+    unexpected reply) ends the episode as agent_error; those calls were paid for and count."""
+
+    class FailsAfterCalling(DirectAgent):
+        async def decide(self, obs: Any) -> tuple[dict[str, Any], str] | None:
+            chosen = await super().decide(obs)
+            if obs.step >= 2:
+                raise RuntimeError("a bug after the call")
+            return chosen
+
+    record, steps, client, _ = episode(FailsAfterCalling, "vanilla", "diamond", budget=5)
+    assert record.termination == "agent_error" and len(steps) == 2
+    assert record.model_calls == 3 == len(client.calls)
+    assert record.prompt_tokens == sum(10 * len(messages) for messages, _ in client.calls)
 
 
 @pytest.mark.parametrize(

@@ -383,9 +383,14 @@ class PluginAgent:
         self.inner.start(ctx)
 
     async def act(self, obs: Observation) -> Decision | None:
-        result = await in_thread(self.inner.act, obs) if self.threaded else self.inner.act(obs)
-        if inspect.isawaitable(result):
-            result = await result
+        try:
+            result = await in_thread(self.inner.act, obs) if self.threaded else self.inner.act(obs)
+            if inspect.isawaitable(result):
+                result = await result
+        except BaseException:
+            # An error ends the episode: the calls made through the client before it still count.
+            self.unreported_usage = self.client.take() if self.client is not None else Usage()
+            raise
         used = self.client.take() if self.client is not None else Usage()
         if self.client is not None and self.client.exhausted is not None:
             self.unreported_usage = used

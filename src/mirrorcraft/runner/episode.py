@@ -140,6 +140,9 @@ async def run_episode(
             raise
         except AGENT_FAILURES as exc:  # the agent's own failure is an outcome, not a fault
             termination, agent_error = "agent_error", _agent_failure("", exc)
+            leftover = getattr(agent, "unreported_usage", None)
+            if isinstance(leftover, Usage):  # the calls made before it failed were paid for
+                usage.add(leftover)
             break
         if decision is None:
             termination = "no_action"

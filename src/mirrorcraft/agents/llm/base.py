@@ -22,7 +22,7 @@ from mirrorcraft.agents.llm.templates import TemplateFile, load_template
 from mirrorcraft.body.actions import skill_listing
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.llm.base import CallMeta, Completion, LLMClient, Message, Sampling
-from mirrorcraft.llm.budget import BudgetedClient, CallBudgetExhausted
+from mirrorcraft.llm.budget import BudgetedClient
 from mirrorcraft.rules.ruleset import RuleSet
 
 
@@ -58,7 +58,8 @@ class LLMAgent:
         self._texts: Texts = {}
         self._system_common: dict[str, str] | None = None
         self.unreported_usage = Usage()
-        """Usage of calls that ended in no action (the runner adds it to the record)."""
+        """Usage of calls that ended in no action, the call budget or an error (the runner adds
+        it to the record)."""
 
     @property
     def template_hashes(self) -> dict[str, str]:
@@ -88,8 +89,9 @@ class LLMAgent:
         self._usage = Usage()
         try:
             chosen = await self.decide(obs)
-        except CallBudgetExhausted:
-            # The episode ends on its call budget; the calls made before are still reported.
+        except BaseException:
+            # The episode ends here (on its call budget, or on an error of the configuration's
+            # own); the calls made before are still reported.
             self._pending = None
             self.unreported_usage, self._usage = self._usage, Usage()
             raise
