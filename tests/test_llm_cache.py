@@ -257,3 +257,41 @@ def test_an_unusable_cache_is_reported_once_not_per_episode(
             )  # fmt: skip
             assert isinstance(client, CachedClient) and client.cache is None
     assert caplog.text.count("without an LLM response cache") == 1
+
+
+def test_reply_changing_client_settings_split_entries_and_defaults_keep_old_keys(
+    tmp_path: Path,
+) -> None:
+    """A spec that switches provider reasoning off (extra_body, reasoning_effort) and is run
+    again under --allow-changed-spec replayed every reply of the old setting from the cache,
+    paying nothing and measuring the old configuration under the new spec hash."""
+    from mirrorcraft.llm.openai_client import OpenAIClient, OpenAISettings
+
+    ask = [Message("system", "you play"), Message("user", "what now?")]
+    # The key of a call with default settings is the one earlier versions wrote.
+    assert cache_key("m", "host", ask, DEFAULT, scope="ep") == (
+        "74219554b581bdffb4b70f1bc1d50da51497a74155e1729d6e39e04c4a4a2334"
+    )
+    mock = numbered()
+
+    def client(cache: ResponseCache, **settings: object) -> CachedClient:
+        fields = {"model": "m", "base_url": "http://127.0.0.1:9/v1", **settings}
+        inner = OpenAIClient(OpenAISettings.model_validate(fields), transport=mock.transport)
+        return CachedClient(inner, cache, scope="ep")
+
+    async def ask_once(c: CachedClient) -> Completion:
+        return await c.complete(ask)
+
+    thinking = {"extra_body": {"thinking": {"type": "enabled"}}}
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        first = asyncio.run(ask_once(client(cache)))
+        on = asyncio.run(ask_once(client(cache, **thinking)))
+        off = asyncio.run(ask_once(client(cache, extra_body={"thinking": {"type": "disabled"}})))
+        effort = asyncio.run(ask_once(client(cache, reasoning_effort="none")))
+        field = asyncio.run(ask_once(client(cache, max_tokens_field="max_completion_tokens")))
+        again = asyncio.run(ask_once(client(cache, **thinking)))
+        scoped = asyncio.run(ask_once(client(cache, **thinking).scoped("ep")))
+    assert [c.cached for c in (first, on, off, effort, field)] == [False] * 5
+    assert len({c.text for c in (first, on, off, effort, field)}) == 5 and mock.calls == 5
+    assert again.cached and again.text == on.text
+    assert scoped.cached and scoped.text == on.text

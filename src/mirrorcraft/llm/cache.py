@@ -1,9 +1,14 @@
 """A response cache in SQLite, so that a rerun replays what was already paid for.
 
 The key is a SHA-256 over the model name, the endpoint host, the messages, the
-sampling settings, the function tools offered (when a call offers any), a
+sampling settings, the function tools offered (when a call offers any), the
+client settings that change what the model answers (``reasoning_effort``,
+``extra_body``, ``max_tokens_field``, when any differs from its default), a
 caller-chosen ``scope`` and an occurrence number. It never includes the API key
-or the call's ``meta``. A reply's tool calls are stored with its text.
+or the call's ``meta``. A reply's tool calls are stored with its text. So a run
+whose spec switches provider reasoning on or off pays for new replies instead of
+replaying those of the other setting; a request that left every setting at its
+default keeps the key it always had.
 
 Why scope and occurrence: sampling at temperature 0.7 is random on purpose.
 If identical prompts always shared one stored reply, the repetitions of a
@@ -100,7 +105,10 @@ def cache_key(
     scope: str = "",
     occurrence: int = 0,
     tools: Tools | None = None,
+    variant: str = "",
 ) -> str:
+    """The key of a request; ``variant`` is the canonical text of the reply-changing client
+    settings that differ from their defaults (``OpenAIClient.cache_variant``), "" for none."""
     payload: list[Any] = [
         "mirrorcraft-llm-cache-v1",
         model,
@@ -111,6 +119,8 @@ def cache_key(
     ]
     if tools is not None:  # calls without tools keep the keys they always had
         payload.append(tools.canonical())
+    if variant:  # ... and so do calls with the default settings
+        payload.append(["settings", variant])
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
     return _with_occurrence(hashlib.sha256(text.encode("utf-8")).hexdigest(), occurrence)
 
@@ -257,7 +267,9 @@ class CachedClient:
 
     ``endpoint`` defaults to the inner client's ``endpoint`` attribute (the
     host of its base URL) so that the same model name on two servers does not
-    share entries. With ``cache=None`` every call goes through.
+    share entries, and ``variant`` to its ``cache_variant`` (the reply-changing
+    settings) so that one model asked with reasoning on and off does not either.
+    With ``cache=None`` every call goes through.
     """
 
     def __init__(
@@ -267,10 +279,12 @@ class CachedClient:
         *,
         scope: str = "",
         endpoint: str | None = None,
+        variant: str | None = None,
     ) -> None:
         self.inner = inner
         self.model = inner.model
         self.endpoint = endpoint if endpoint is not None else str(getattr(inner, "endpoint", ""))
+        self.variant = variant if variant is not None else str(getattr(inner, "cache_variant", ""))
         self.scope = scope
         self._cache = cache
         self._seen: dict[str, int] = {}
@@ -286,7 +300,9 @@ class CachedClient:
 
     def scoped(self, scope: str) -> CachedClient:
         """A client over the same model and cache with another scope and fresh occurrence counts."""
-        return CachedClient(self.inner, self._cache, scope=scope, endpoint=self.endpoint)
+        return CachedClient(
+            self.inner, self._cache, scope=scope, endpoint=self.endpoint, variant=self.variant
+        )
 
     async def aclose(self) -> None:
         closer = getattr(self.inner, "aclose", None)
@@ -306,7 +322,13 @@ class CachedClient:
         tools: Tools | None = None,
     ) -> Completion:
         base = cache_key(
-            self.model, self.endpoint, messages, sampling, scope=self.scope, tools=tools
+            self.model,
+            self.endpoint,
+            messages,
+            sampling,
+            scope=self.scope,
+            tools=tools,
+            variant=self.variant,
         )
         occurrence = self._seen.get(base, 0)
         self._seen[base] = occurrence + 1

@@ -346,6 +346,24 @@ class OpenAIClient:
     def __repr__(self) -> str:
         return f"OpenAIClient(model={self.model!r}, endpoint={self.endpoint!r})"
 
+    @property
+    def cache_variant(self) -> str:
+        """The settings that change what the model answers, as canonical JSON, where any
+        differs from its default ("" otherwise): part of the response cache's key."""
+        s = self.settings
+        changed: dict[str, Any] = {}
+        if s.reasoning_effort is not None:
+            changed["reasoning_effort"] = s.reasoning_effort
+        if s.extra_body:
+            changed["extra_body"] = s.extra_body
+        if s.max_tokens_field != "max_tokens":
+            changed["max_tokens_field"] = s.max_tokens_field
+        if not changed:
+            return ""
+        return json.dumps(
+            changed, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+        )
+
     async def aclose(self) -> None:
         closer = getattr(self._transport, "aclose", None)
         if closer is not None:
