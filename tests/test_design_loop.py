@@ -181,6 +181,27 @@ def test_a_designer_that_never_converges_stops_at_the_round_limit(tmp_path: Path
     assert files == [] and not (tmp_path / "D01.yaml").exists()
 
 
+def test_the_log_counts_calls_answered_from_the_cache_apart(tmp_path: Path) -> None:
+    """A second design run into the same folder is answered from its llm_cache.sqlite and
+    pays nothing; its log said the same calls and cost as the first, as if paid again."""
+    from mirrorcraft.llm.cache import CachedClient, ResponseCache
+
+    kind = make_kind("mirror", TWO)
+    logs = []
+    with ResponseCache(tmp_path / "llm_cache.sqlite") as cache:
+        for out in (tmp_path / "a", tmp_path / "b"):
+            script = Script([design(UNSOLVABLE)], [verdict("revise", unsolvable=TWO)])
+            client = CachedClient(MockLLM(script), cache, scope="design-mirror-0")
+            settings = DesignSettings(rounds=2)
+            asyncio.run(run_llm(kind, client, settings, out, initial_spec(kind, None, 0)))
+            text = (out / "design_log.jsonl").read_text().splitlines()[-1]
+            logs.append(json.loads(text)["usage"])
+            assert len(script.calls) == (4 if out.name == "a" else 0)
+    assert logs[0]["calls"] == logs[1]["calls"] == 4
+    assert logs[0]["cached_calls"] == 0 and logs[1]["cached_calls"] == 4
+    assert logs[0]["estimated_calls"] == logs[1]["estimated_calls"] == 0
+
+
 def test_malformed_replies_are_repaired_once(tmp_path: Path) -> None:
     script = Script(
         ["Here is my design, as requested!", "```json\n" + design(GOOD) + "\n```"],

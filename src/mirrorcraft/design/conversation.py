@@ -2,7 +2,10 @@
 
 Each exchange records the prompt hash (SHA-256 over the roles and texts), the
 reply, and the repair problem and reply when there was one; token counts and
-cost are summed in ``Usage`` (cost ``None`` once any call's price is unknown).
+cost are summed in ``Usage`` (cost ``None`` once any call's price is unknown), with
+the calls answered from the response cache (a rerun into the same folder pays nothing
+for them; their cost is what they cost when first made) and those whose token counts
+were estimated counted apart.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = 0.0
+    cached_calls: int = 0
+    estimated_calls: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -64,6 +69,8 @@ class Conversation:
         u.calls += 1
         u.prompt_tokens += done.prompt_tokens
         u.completion_tokens += done.completion_tokens
+        u.cached_calls += int(done.cached)
+        u.estimated_calls += int(done.estimated)
         u.cost_usd = (
             None if u.cost_usd is None or done.cost_usd is None else u.cost_usd + done.cost_usd
         )
