@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from mirrorcraft.llm import prices
 from mirrorcraft.llm.base import LLMConfigError
 from mirrorcraft.llm.prices import PRICES_ENV, load_prices
 
@@ -17,6 +18,7 @@ PAPER_MODELS = ["gemini-3.1-flash-lite", "deepseek-v4-flash", "gpt-5.6-luna", "g
 @pytest.fixture(autouse=True)
 def no_user_prices(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(PRICES_ENV, raising=False)
+    monkeypatch.setattr(prices, "_WARNED", set())
 
 
 def write(path: Path, text: str) -> Path:
@@ -128,4 +130,15 @@ def test_unverified_price_warns_once(caplog: pytest.LogCaptureFixture) -> None:
         first = table.cost("gemini-3.1-flash-lite", 1000, 100)
         table.cost("gemini-3.1-flash-lite", 1000, 100)
     assert first is None  # an unconfirmed price gives an unknown cost, never an estimate
+    assert caplog.text.count("unverified") == 1
+
+
+def test_unverified_price_warns_once_per_run_not_once_per_episode(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Every episode's client loads its own table: a run of Gemini episodes printed the
+    warning once per episode (thousands of lines in a paper-sized run)."""
+    with caplog.at_level(logging.WARNING, logger="mirrorcraft.llm"):
+        for _episode in range(3):
+            assert load_prices().cost("gemini-3.1-flash-lite", 1000, 100) is None
     assert caplog.text.count("unverified") == 1

@@ -5,7 +5,8 @@ the caller passes a path or sets ``MIRRORCRAFT_PRICES`` to one. A model the
 table does not know costs ``None`` ("unknown"), never zero. So does an entry
 marked ``verified: false`` (a figure nobody has checked on the provider's price
 page): its numbers are kept for reference, no cost is computed from them, and a
-warning is logged once per model.
+warning is logged once per model and price file in a process (each episode loads
+its own table).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ PRICES_ENV = "MIRRORCRAFT_PRICES"
 """Environment variable naming a price file that replaces the packaged one."""
 
 log = logging.getLogger("mirrorcraft.llm")
+
+_WARNED: set[tuple[str, str]] = set()
+"""(price file, model) pairs whose unverified price this process has warned about."""
 
 
 class ModelPrice(BaseModel):
@@ -62,7 +66,6 @@ class PriceTable:
                 if key.lower() in self._by_name:
                     raise LLMConfigError(f"{origin}: model name {key!r} is listed twice")
                 self._by_name[key.lower()] = price
-        self._warned: set[str] = set()
 
     @classmethod
     def from_file(cls, path: Path) -> PriceTable:
@@ -103,8 +106,8 @@ class PriceTable:
         if price is None:
             return None
         if not price.verified:
-            if model not in self._warned:
-                self._warned.add(model)
+            if (self.origin, model) not in _WARNED:
+                _WARNED.add((self.origin, model))
                 log.warning(
                     "price for model %r in %s is unverified; its cost is reported as unknown",
                     model,
