@@ -104,6 +104,14 @@ def test_env_variable_and_parameter_choose_the_file(
             "models.m.tip",
         ),
         ("schema_version: 1\nmodels:\n  m: {input_per_mtok: -1, output_per_mtok: 1}\n", "m"),
+        # Infinite rates gave records whose cost was Infinity or NaN: not JSON, so analyze
+        # refused the whole results file.
+        ("schema_version: 1\nmodels:\n  m: {input_per_mtok: .inf, output_per_mtok: 1}\n", "finite"),
+        (
+            "schema_version: 1\nmodels:\n  m: {input_per_mtok: 1, output_per_mtok: 1,\n"
+            "      cached_input_per_mtok: .inf}\n",
+            "cached_input_per_mtok",
+        ),
         ("schema_version: [1\n", "not valid YAML"),
         (
             "schema_version: 1\nmodels:\n  a: {input_per_mtok: 1, output_per_mtok: 1}\n"

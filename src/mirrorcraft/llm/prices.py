@@ -34,10 +34,19 @@ _WARNED: set[tuple[str, str]] = set()
 class ModelPrice(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    input_per_mtok: float = Field(ge=0, description="USD per million prompt tokens")
-    output_per_mtok: float = Field(ge=0, description="USD per million completion tokens")
+    # Finite only: an infinite rate (YAML .inf) gave infinite or NaN costs, which no record
+    # can hold as JSON.
+    input_per_mtok: float = Field(
+        ge=0, allow_inf_nan=False, description="USD per million prompt tokens"
+    )
+    output_per_mtok: float = Field(
+        ge=0, allow_inf_nan=False, description="USD per million completion tokens"
+    )
     cached_input_per_mtok: float | None = Field(
-        None, ge=0, description="USD per million prompt tokens served from the provider's cache"
+        None,
+        ge=0,
+        allow_inf_nan=False,
+        description="USD per million prompt tokens served from the provider's cache",
     )
     verified: bool = False
     """True only when someone checked the numbers against the provider's published prices."""
