@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from collections.abc import Sequence
@@ -133,6 +134,36 @@ def test_calls_made_before_a_configuration_error_are_still_counted() -> None:
     assert record.termination == "agent_error" and len(steps) == 2
     assert record.model_calls == 3 == len(client.calls)
     assert record.prompt_tokens == sum(10 * len(messages) for messages, _ in client.calls)
+
+
+def test_calls_made_before_a_users_agent_fails_are_still_counted() -> None:
+    """The same for a user's agent calling the episode's client (``docs/agent_api.md``)."""
+    from mirrorcraft.agents.plugins import PluginAgent
+    from mirrorcraft.backends.rulesets import vanilla_rules as rules
+    from mirrorcraft.evaluator.tasks import get_task
+    from mirrorcraft.runner.episode import EpisodeSpec, run_episode
+    from mirrorcraft.world.registry import load_world
+    from tests.llm_fakes import FakeClient
+
+    class CallsThenFails:
+        def start(self, ctx: Any) -> None:
+            self.client = ctx.client
+
+        async def act(self, obs: Any) -> dict[str, Any]:
+            await self.client.complete([Message("user", "next?")])
+            await self.client.complete([Message("user", "sure?")])
+            if obs.step >= 1:
+                raise RuntimeError("my parser broke")
+            return {"skill": "wait", "args": {}}
+
+    client = FakeClient(lambda messages, meta: "fine")
+    agent = PluginAgent("p", CallsThenFails(), client)
+    task = get_task("diamond").with_budget(4)
+    spec = EpisodeSpec("e", "x", "plains-1", "vanilla", task, "p", "m", "hidden", 0, 7)
+    record, steps = asyncio.run(run_episode(spec, agent, load_world("plains-1"), rules(), rules()))
+    assert record.termination == "agent_error" and len(steps) == 1
+    assert len(client.calls) == 4
+    assert record.model_calls == 4 and record.prompt_tokens == 40
 
 
 @pytest.mark.parametrize(
