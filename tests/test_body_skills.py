@@ -122,6 +122,26 @@ def test_smelt_needs_station_fuel_and_input() -> None:
     assert act(ep, "smelt", input="raw_iron", count=1).result.reason == r.MISSING_ITEM
 
 
+def test_a_lit_furnace_burns_its_fuel_down_while_the_body_waits() -> None:
+    # One coal is 1600 ticks of fire; the first ingot takes 200 of them. In the game the
+    # other 1400 burn on whether or not anything cooks: after waiting 1300 ticks there is
+    # fire for half an item, so the next smelt of 2 needs a new fuel, and with none owned
+    # it makes nothing.
+    ep = episode(inventory={"raw_iron": 3, "furnace": 1, "coal": 1})
+    act(ep, "place", block="furnace")
+    assert act(ep, "smelt", input="raw_iron").result.ok
+    waited = act(ep, "wait", ticks=1200)
+    act(ep, "wait", ticks=100)
+    out = act(ep, "smelt", input="raw_iron", count=2)
+    assert out.result.reason == r.NO_FUEL
+    assert ep.body.inventory.total("raw_iron") == 2
+    assert ep.body.inventory.total("iron_ingot") == 1
+    assert waited.result.ok and "burning" in waited.result.message
+    # The last 100 ticks burn out; then waiting changes nothing and says so, as before.
+    assert "1 burned out" in act(ep, "wait", ticks=200).result.message
+    assert act(ep, "wait", ticks=20).result.message.endswith("so nothing changed")
+
+
 def test_smelt_reports_when_nothing_comes_out() -> None:
     ep = episode(inventory={"diamond_hoe": 1, "furnace": 1, "coal": 1})
     act(ep, "place", block="furnace")

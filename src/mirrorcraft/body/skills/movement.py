@@ -197,11 +197,21 @@ def ascend(body: Body, args: Mapping[str, Any]) -> ActionResult:
 
 
 def wait(body: Body, args: Mapping[str, Any]) -> ActionResult:
-    return ActionResult(
-        "wait",
-        args,
-        True,
-        "",
-        f"waited {args['ticks']} ticks; time of day is fixed, so nothing changed",
-        details={"ticks": args["ticks"]},
-    )
+    """Let ticks pass. Time of day is fixed, but a lit furnace keeps burning its fuel.
+
+    As in the game, a furnace, blast furnace or smoker that still has burn time from fuel
+    it took in burns it down tick by tick whether or not anything is cooking, so fuel
+    left over from an earlier smelt is gone after a long enough wait.
+    """
+    ticks = args["ticks"]
+    burning = [s for s in body.state.stations.values() if s.burn_left > 0]
+    for station in burning:
+        station.burn_left = max(station.burn_left - ticks, 0)
+    if not burning:
+        message = f"waited {ticks} ticks; time of day is fixed, so nothing changed"
+    else:
+        out = sum(1 for s in burning if s.burn_left == 0)
+        message = f"waited {ticks} ticks; time of day is fixed; lit furnaces kept burning fuel"
+        if out:
+            message += f" ({out} burned out)"
+    return ActionResult("wait", args, True, "", message, details={"ticks": ticks})
