@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mirrorcraft.backends.rulesets import VANILLA
@@ -63,3 +65,13 @@ def test_the_scan_catches_leaks() -> None:
     ]:
         assert scan_text(text, tokens), text
     assert not scan_text('{"inventory": {"raw_iron_block": 1}}', tokens)
+
+
+def test_a_short_suite_id_is_a_leak_as_a_word_not_inside_a_random_id() -> None:
+    """A designed suite D07 failed its controls now and then: the remote protocol's random
+    episode token (32 hex digits) held "d07" about once in 140 episodes."""
+    tokens = ["D07"]
+    for text in ("set D07 here", '{"rules": "d07"}', "plains-1@D07/iron_armor"):
+        assert [t for t, _ in scan_text(text, tokens)] == ["D07"], text
+    token = "5f2ad07c9e1b4a6d8f0e3c2b1a9d8e7f"
+    assert not scan_text(json.dumps({"episode": token, "step": 3}), tokens)

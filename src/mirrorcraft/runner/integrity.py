@@ -69,6 +69,12 @@ def forbidden_tokens(extra: Sequence[Manifest] = ()) -> list[str]:
     return tokens
 
 
+SHORT_TOKEN = 8
+"""Tokens shorter than this (a designed suite's id, such as ``D07``) are looked for as whole
+words: as a substring, ``d07`` turns up in one random 32-digit hex id in about 140 (the
+remote protocol's episode token is one), and a clean candidate failed its controls."""
+
+
 def scan_text(text: str, tokens: list[str]) -> list[tuple[str, str]]:
     found = []
     lower = text.lower()
@@ -77,7 +83,12 @@ def scan_text(text: str, tokens: list[str]) -> list[tuple[str, str]]:
         if m:
             found.append((pattern, text[max(m.start() - 30, 0) : m.end() + 30]))
     for token in tokens:
-        i = lower.find(token.lower())
+        needle = token.lower()
+        if len(token) < SHORT_TOKEN:
+            m = re.search(rf"(?<![0-9a-z]){re.escape(needle)}(?![0-9a-z])", lower)
+            i = m.start() if m else -1
+        else:
+            i = lower.find(needle)
         if i >= 0:
             found.append((token, text[max(i - 30, 0) : i + len(token) + 30]))
     return found
