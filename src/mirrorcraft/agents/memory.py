@@ -21,6 +21,7 @@ from typing import Any
 from mirrorcraft.agents.baselines.memory import MemoryOpError, RecordMemory, apply_memory_op
 from mirrorcraft.agents.mineevolve.store import KnowledgeStore, KnowledgeStoreError
 from mirrorcraft.agents.plugins import PluginAgent
+from mirrorcraft.agents.registry import split_name
 from mirrorcraft.faults import exception_text
 
 MAX_DELTA_BYTES = 1 << 20
@@ -60,7 +61,7 @@ def start_problem(agent: str, store: str) -> str | None:
     instead of failing, or being scored, in every episode that reads it."""
     try:
         with KnowledgeStore.open(store, read_only=True) as opened:
-            if agent.split("[", 1)[0] == "mineevolve":
+            if split_name(agent)[0] == "mineevolve":
                 try:
                     opened.state()
                 except KnowledgeStoreError as exc:

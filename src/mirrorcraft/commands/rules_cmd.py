@@ -10,7 +10,7 @@ from mirrorcraft.commands.common import UserError, parse_json_arg, print_json
 from mirrorcraft.rules.crafting import GRID_SIZES
 from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.rules.ids import normalize_id
-from mirrorcraft.rules.items import ItemStack
+from mirrorcraft.rules.items import ItemStack, item_totals
 from mirrorcraft.rules.recipes import CookingRecipe, InertRecipe, ShapedRecipe, ShapelessRecipe
 from mirrorcraft.rules.ruleset import RuleSet
 
@@ -176,10 +176,7 @@ def run(args: argparse.Namespace) -> int:
             if harvest
             else []
         )
-        got: dict[str, int] = {}
-        for d in drops:  # one item can come as several stacks (two pools, or over 64)
-            got[d.item] = got.get(d.item, 0) + d.count
-        rolls.append(got)
+        rolls.append(item_totals(drops))  # one item can come as several stacks
     print_json({"block": block, "harvestable": harvest, "rolls": rolls})
     return 0
 

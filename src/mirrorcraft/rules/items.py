@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 
@@ -47,3 +47,11 @@ class ItemStack:
 
     def with_item(self, item: str) -> ItemStack:
         return ItemStack(item, self.count, ())
+
+
+def item_totals(stacks: Iterable[ItemStack]) -> dict[str, int]:
+    """Count per item id, sorted by id (one item can come as several stacks)."""
+    out: dict[str, int] = {}
+    for s in stacks:
+        out[s.item] = out.get(s.item, 0) + s.count
+    return dict(sorted(out.items()))

@@ -10,7 +10,7 @@ from mirrorcraft.body import results as r
 from mirrorcraft.body.body import Body
 from mirrorcraft.body.paths import Blocked
 from mirrorcraft.body.results import ActionResult, failure
-from mirrorcraft.rules.items import ItemStack
+from mirrorcraft.rules.items import ItemStack, item_totals
 
 
 def unknown_block(body: Body, skill: str, args: Mapping[str, Any], name: str) -> ActionResult:
@@ -139,8 +139,8 @@ def mine(body: Body, args: Mapping[str, Any]) -> ActionResult:
         produced=gained,
         details={
             "blocks": mined,
-            "drops": _totals(target_drops),
-            "path_drops": _totals(path_drops),
+            "drops": item_totals(target_drops),
+            "path_drops": item_totals(path_drops),
             "requested": count,
         },
     )
@@ -191,10 +191,3 @@ def prepare_access(body: Body, args: Mapping[str, Any]) -> ActionResult:
         )
     assert first_block is not None
     return blocked_result("prepare_access", args, target, first_block)
-
-
-def _totals(stacks: list[ItemStack]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for s in stacks:
-        out[s.item] = out.get(s.item, 0) + s.count
-    return dict(sorted(out.items()))
