@@ -130,17 +130,29 @@ async def run_job_async(job: Job) -> tuple[str, Any]:
         backend_episode = None
         try:
             if job.backend == "mineflayer":
-                from mirrorcraft.backends.mineflayer.backend import MineflayerOptions, start_episode
-
-                backend_episode = await asyncio.to_thread(
+                from mirrorcraft.backends.mineflayer.backend import (
+                    MineflayerOptions,
+                    StartHandle,
                     start_episode,
-                    MineflayerOptions.from_dict(job.backend_options),
-                    world=c.world,
-                    rules=c.rules,
-                    task=task,
-                    vanilla=vanilla,
-                    seed=c.seed,
                 )
+
+                handle = StartHandle()
+                try:
+                    backend_episode = await asyncio.to_thread(
+                        start_episode,
+                        MineflayerOptions.from_dict(job.backend_options),
+                        world=c.world,
+                        rules=c.rules,
+                        task=task,
+                        vanilla=vanilla,
+                        seed=c.seed,
+                        handle=handle,
+                    )
+                except BaseException:
+                    # Stopped while the server starts (time limit, Ctrl-C, worker stopped):
+                    # the start thread runs on, and what it started would outlive the run.
+                    handle.cancel()
+                    raise
             record, steps = await run_episode(
                 spec,
                 agent,

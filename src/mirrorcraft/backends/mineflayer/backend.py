@@ -7,9 +7,10 @@ import contextlib
 import hashlib
 import shutil
 import tempfile
-from collections.abc import Callable
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mirrorcraft.backends.mineflayer.advancements import (
     AdvancementSource,
@@ -57,6 +58,45 @@ class MineflayerOptions:
         return cls(**kwargs)  # type: ignore[arg-type]
 
 
+class StartHandle:
+    """What one ``start_episode`` call has started so far, so that another thread can stop it.
+
+    The runner starts an episode in a thread; when the episode is stopped meanwhile (its time
+    limit, Ctrl-C, a worker told to stop), that thread runs on, and whatever it starts would
+    outlive the run: the server and the bridge run in sessions of their own. ``cancel`` kills
+    the server and the bridge at once (the start then ends with an ``InfrastructureFault``
+    within moments instead of waiting out its time limits) and closes an episode the start
+    already handed back.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.cancelled = False
+        self._parts: list[Any] = []
+        self._episode: MineflayerEpisode | None = None
+
+    def adopt(self, part: Any) -> None:
+        """Track a server, bridge or finished episode; one adopted after ``cancel`` is stopped."""
+        with self._lock:
+            if isinstance(part, MineflayerEpisode):
+                self._episode = part
+            else:
+                self._parts.append(part)
+            cancelled = self.cancelled
+        if cancelled:
+            raise InfrastructureFault("the episode was stopped while its server was starting")
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            parts, episode = list(self._parts), self._episode
+        for part in parts:
+            with contextlib.suppress(Exception):
+                part.kill()
+        if episode is not None:
+            episode.close()
+
+
 def start_episode(
     options: MineflayerOptions,
     *,
@@ -67,25 +107,37 @@ def start_episode(
     seed: int,
     config: BodyConfig | None = None,
     active: RuleSet | None = None,
+    handle: StartHandle | None = None,
 ) -> MineflayerEpisode:
     """A running episode of ``task`` on a fresh copy of the save for ``world`` and ``rules``.
 
     ``active`` is the episode's rule set (default: resolved from ``rules``); the bridge takes
-    its harvest tags, as the server takes them from the suite's datapack.
+    its harvest tags, as the server takes them from the suite's datapack. ``handle`` lets
+    another thread stop the start (``StartHandle.cancel``).
     """
     manifest = load_manifest(options.saves)
     entry = manifest.entry(world, rules)
     config = config or default_body_config()
-    cleanups: list[Callable[[], None]] = []
+    handle = handle or StartHandle()
+    tmp: Path | None = None
+    server: ServerProcess | None = None
+    bridge: BridgeClient | None = None
 
     def cleanup() -> None:
-        while cleanups:
+        # The server first and at once: its copy is thrown away, so nothing needs saving, and
+        # a worker being stopped gets a few seconds before it is killed, which a graceful
+        # stop (or a bridge that no longer answers) can outlast. Then the copy, then the
+        # bridge (which also ends by itself when the process holding its stdin does).
+        if server is not None:
+            server.kill()
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if bridge is not None:
             with contextlib.suppress(Exception):
-                cleanups.pop()()
+                bridge.close()
 
     try:
         tmp = Path(tempfile.mkdtemp(prefix="mirrorcraft-episode-", dir=options.work_dir))
-        cleanups.append(lambda: shutil.rmtree(tmp, ignore_errors=True))
         folder = tmp / "server"
         shutil.copytree(options.saves / entry.folder, folder)
         check_files(folder, entry)
@@ -96,11 +148,11 @@ def start_episode(
                 jar=jar, command=options.command, start_timeout_s=options.start_timeout_s
             ),
         )
-        cleanups.append(server.stop)
+        handle.adopt(server)
         server.wait_ready()
         check_server(server, entry)
         bridge = BridgeClient(options.bridge_dir, node=options.node)
-        cleanups.append(bridge.close)
+        handle.adopt(bridge)
         bridge.call("hello", {"protocol": 1})
         if active is None:
             active = resolve_rules(rules)
@@ -120,14 +172,15 @@ def start_episode(
             source = FileAdvancements(server.rcon, folder / "world", options.player)
         else:
             source = RconAdvancements(server.rcon, options.player)
+        running_server, running_bridge = server, bridge
 
         def health() -> None:
-            if not server.alive():
+            if not running_server.alive():
                 raise InfrastructureFault(
-                    f"the server died during the episode; log tail:\n{server.tail()}"
+                    f"the server died during the episode; log tail:\n{running_server.tail()}"
                 )
-            if bridge.lost:
-                raise InfrastructureFault(bridge.lost)
+            if running_bridge.lost:
+                raise InfrastructureFault(running_bridge.lost)
 
         episode = MineflayerEpisode(
             bridge,
@@ -153,6 +206,7 @@ def start_episode(
                 manifest.jar_sha256 + "".join(p.sha256 for p in entry.datapacks) + str(entry.seed)
             ).encode()
         ).hexdigest()[:16]
+        handle.adopt(episode)
         return episode
     except BaseException:
         cleanup()

@@ -238,6 +238,13 @@ class BridgeClient:
                 with contextlib.suppress(OSError):
                     stream.close()
 
+    def kill(self) -> None:
+        """End the bridge process now, without the ``shutdown`` exchange (a call in flight
+        fails at once with a ``BridgeError``)."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+
     def __enter__(self) -> BridgeClient:
         return self
 

@@ -47,6 +47,8 @@ class _Settings:
         """Act as if no pack's world preset had loaded (the level-type falls back)."""
         self.biome_far = int(env.get("FAKE_MC_BIOME_FAR", "0") or 0)
         """Report the preset's biome this many blocks from spawn (0: at spawn)."""
+        self.outlive_stdin = env.get("FAKE_MC_OUTLIVE_STDIN") == "1"
+        """Keep running when stdin closes, as a vanilla server does (it stops on ``stop`` only)."""
 
 
 def _vanilla_sets() -> tuple[set[str], set[str]]:
@@ -265,6 +267,9 @@ def main(argv: list[str]) -> int:
     for line in sys.stdin:
         if line.strip() == "stop":
             break
+    else:
+        while server.settings.outlive_stdin:  # until RCON's stop or a signal ends the process
+            time.sleep(3600)
     rcon.close()
     return 0
 

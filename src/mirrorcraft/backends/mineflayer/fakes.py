@@ -141,6 +141,9 @@ class FakeBridge:
     def close(self) -> None:
         self.closed = True
 
+    def kill(self) -> None:
+        self.closed = True
+
 
 def gain(bridge: FakeBridge, item: str, count: int = 1) -> None:
     bridge.inventory[item] = bridge.inventory.get(item, 0) + count

@@ -196,6 +196,25 @@ class ServerProcess:
                     stream.close()
         self._reader.join(timeout=5)
 
+    def kill(self) -> None:
+        """SIGKILL the server's process group now and reap it; never raises. For a server whose
+        save is thrown away (an episode's fresh copy): nothing needs saving, and a stop that
+        waits on the game could outlast the grace a stopped worker gets (the server, in a
+        session of its own, would then outlive it)."""
+        if self._rcon is not None:
+            self._rcon.close()
+            self._rcon = None
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10.0)
+        self._reader.join(timeout=5)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
     def __enter__(self) -> ServerProcess:
         return self
 

@@ -1,0 +1,207 @@
+"""Failure paths of the real-server backend without a jar: episodes stopped while their server
+starts or while a call hangs leave no server behind, and ``server prepare`` run again or
+interrupted never leaves ``saves.json`` naming a save that is not the one it describes.
+
+The fake server runs with ``FAKE_MC_OUTLIVE_STDIN=1`` where it matters: like a vanilla server
+it then keeps running when the process holding its stdin dies, so a server nobody killed
+would be left running (in a session of its own) after the run."""
+
+from __future__ import annotations
+
+import shlex
+import sqlite3
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mirrorcraft.backends.mineflayer import backend as backend_mod
+from mirrorcraft.backends.mineflayer.backend import MineflayerOptions, StartHandle, start_episode
+from mirrorcraft.backends.mineflayer.fakes import FakeBridge, result
+from mirrorcraft.backends.mineflayer.saves import prepare_saves
+from mirrorcraft.backends.mineflayer.server import ServerProcess, ServerSettings
+from mirrorcraft.backends.rulesets import vanilla_rules
+from mirrorcraft.cli import main
+from mirrorcraft.evaluator.tasks import get_task
+from mirrorcraft.faults import InfrastructureFault
+from tests.test_mineflayer_orchestration import FAKE, make_jar
+
+
+@pytest.fixture(scope="module")
+def saves(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("saves")
+    jar = make_jar(root / "server.jar")
+    prepare_saves(
+        jar,
+        root / "saves",
+        worlds=["plains-1"],
+        suites=(),
+        accept_eula=True,
+        settings=ServerSettings(jar=jar, command=FAKE, start_timeout_s=60),
+        log=lambda _line: None,
+    )
+    return root / "saves"
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie nobody reaped has ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _pid_recording_command(pids: Path) -> str:
+    """The fake server, started through a shell that first writes the server's pid to ``pids``."""
+    inner = f"echo $$ >> {shlex.quote(str(pids))}; exec {FAKE}"
+    return f"sh -c {shlex.quote(inner)}"
+
+
+@pytest.fixture
+def scripted_bridges(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[FakeBridge]]:
+    made: list[FakeBridge] = []
+
+    def factory(*_a: Any, **_k: Any) -> FakeBridge:
+        bridge = FakeBridge()
+        made.append(bridge)
+        return bridge
+
+    monkeypatch.setattr(backend_mod, "BridgeClient", factory)
+    monkeypatch.setattr(
+        "mirrorcraft.backends.mineflayer.bridge.bridge_problem", lambda *a, **k: None
+    )
+    yield made
+
+
+# -- episodes stopped mid-way leave nothing running ------------------------------------------
+def test_cancelling_a_start_kills_the_server_it_started(
+    saves: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted_bridges: Any
+) -> None:
+    """The runner starts an episode in a thread; when the episode is stopped meanwhile, the
+    handle kills the half-started server at once and the start ends with a fault."""
+    monkeypatch.setenv("FAKE_MC_NEVER_READY", "1")  # a server that is still starting
+    started: list[ServerProcess] = []
+
+    class Recorded(ServerProcess):
+        def __init__(self, *a: Any, **k: Any) -> None:
+            super().__init__(*a, **k)
+            started.append(self)
+
+    monkeypatch.setattr(backend_mod, "ServerProcess", Recorded)
+    handle = StartHandle()
+    outcome: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            start_episode(
+                MineflayerOptions(saves=saves, command=FAKE, work_dir=tmp_path),
+                world="plains-1",
+                rules="vanilla",
+                task=get_task("diamond"),
+                vanilla=vanilla_rules(),
+                seed=1,
+                handle=handle,
+            )
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=start, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started, "the server never started"
+    handle.cancel()
+    thread.join(timeout=120)  # without the kill, the start waits out its 300 s limit
+    assert not thread.is_alive()
+    assert outcome and isinstance(outcome[0], InfrastructureFault)
+    assert not started[0].alive()
+    assert list(tmp_path.iterdir()) == []  # the fresh copy is gone
+    with pytest.raises(InfrastructureFault, match="stopped while its server was starting"):
+        handle.adopt(object())  # anything started after the cancel is refused
+
+
+def test_closing_an_episode_kills_its_server_before_the_bridge(
+    saves: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy is thrown away, so the server is killed at once (no graceful stop that could
+    outlast a stopped worker's grace), and before a bridge that may no longer answer."""
+    monkeypatch.setenv("FAKE_MC_OUTLIVE_STDIN", "1")
+    seen: dict[str, bool] = {}
+    servers: list[ServerProcess] = []
+
+    class Recorded(ServerProcess):
+        def __init__(self, *a: Any, **k: Any) -> None:
+            super().__init__(*a, **k)
+            servers.append(self)
+
+    class Hung(FakeBridge):
+        def close(self) -> None:
+            seen["server alive"] = servers[0].alive()
+            seen["copy there"] = any(tmp_path.iterdir())
+            super().close()
+
+    monkeypatch.setattr(backend_mod, "ServerProcess", Recorded)
+    monkeypatch.setattr(backend_mod, "BridgeClient", lambda *a, **k: Hung())
+    episode = start_episode(
+        MineflayerOptions(saves=saves, command=FAKE, work_dir=tmp_path),
+        world="plains-1",
+        rules="vanilla",
+        task=get_task("diamond"),
+        vanilla=vanilla_rules(),
+        seed=1,
+    )
+    episode.close()
+    assert seen == {"server alive": False, "copy there": False}
+
+
+@pytest.mark.parametrize("where", ["starting", "mid-call"])
+def test_an_episode_past_its_time_limit_leaves_no_server_running(
+    saves: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """``mirrorcraft run``: the episode outlives its limit while the server starts, or while
+    a bridge call hangs and the bridge then takes long to close; the worker is stopped (and
+    killed 3 s later). The server must not outlive it, nor the save copy stay on disk."""
+    monkeypatch.setenv("FAKE_MC_OUTLIVE_STDIN", "1")
+    if where == "starting":
+        monkeypatch.setenv("FAKE_MC_NEVER_READY", "1")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+
+    def hang(_bridge: FakeBridge, args: dict[str, Any]) -> dict[str, Any]:
+        time.sleep(600)
+        return result("mine", args)
+
+    class SlowToClose(FakeBridge):
+        def close(self) -> None:
+            time.sleep(30)  # a bridge that no longer answers ``shutdown``
+            super().close()
+
+    monkeypatch.setattr(
+        backend_mod, "BridgeClient", lambda *a, **k: SlowToClose(acts={"mine": hang})
+    )
+    monkeypatch.setattr(
+        "mirrorcraft.backends.mineflayer.bridge.bridge_problem", lambda *a, **k: None
+    )
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: mf\nworlds: [plains-1]\nrules: [vanilla]\ntasks: [diamond]\nagents: [oracle]\n"
+        "budget: 3\nexecution: {episode_timeout_s: 8, max_attempts: 1}\n"
+    )
+    pids = tmp_path / "pids"
+    out = tmp_path / "run"
+    args = ["run", str(spec), "--backend", "mineflayer", "--saves", str(saves)]
+    args += ["--server-command", _pid_recording_command(pids), "--out", str(out), "--no-report"]
+    assert main(args) == 1  # the episode is left for a rerun
+    with sqlite3.connect(out / "results.sqlite") as db:
+        kinds = [r[0] for r in db.execute("select kind from faults")]
+        statuses = [r[0] for r in db.execute("select status from episodes")]
+    assert kinds == ["timeout"] and "ok" not in statuses  # never scored
+    started = [int(p) for p in pids.read_text().split()]
+    assert started and not [p for p in started if _running(p)]
+    assert list((tmp_path / "tmp").iterdir()) == []
