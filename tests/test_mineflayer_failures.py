@@ -9,6 +9,7 @@ would be left running (in a session of its own) after the run."""
 from __future__ import annotations
 
 import shlex
+import shutil
 import sqlite3
 import tempfile
 import threading
@@ -20,7 +21,12 @@ from typing import Any
 import pytest
 
 from mirrorcraft.backends.mineflayer import backend as backend_mod
-from mirrorcraft.backends.mineflayer.backend import MineflayerOptions, StartHandle, start_episode
+from mirrorcraft.backends.mineflayer.backend import (
+    MineflayerOptions,
+    StartHandle,
+    run_problems,
+    start_episode,
+)
 from mirrorcraft.backends.mineflayer.fakes import FakeBridge, result
 from mirrorcraft.backends.mineflayer.saves import prepare_saves
 from mirrorcraft.backends.mineflayer.server import ServerProcess, ServerSettings
@@ -205,3 +211,39 @@ def test_an_episode_past_its_time_limit_leaves_no_server_running(
     started = [int(p) for p in pids.read_text().split()]
     assert started and not [p for p in started if _running(p)]
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+# -- saves that are missing or half-built --------------------------------------------------
+def test_a_save_folder_that_is_gone_is_named_before_and_during_a_run(
+    saves: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], scripted_bridges: Any
+) -> None:
+    """saves.json names a save whose folder is gone (deleted, or a prepare interrupted after it
+    removed the folder): the run refuses before any episode, saying which save to prepare;
+    an episode started anyway gets a config fault that says so, not an internal error."""
+    broken = tmp_path / "saves"
+    shutil.copytree(saves, broken)
+    shutil.rmtree(broken / "plains-1")
+    options = MineflayerOptions(saves=broken, command=FAKE, work_dir=tmp_path)
+    problems = run_problems(options, ["plains-1"], ["vanilla"])
+    assert problems == [
+        f"the prepared save {broken / 'plains-1'} is missing or incomplete (saves.json names "
+        "it); prepare it again (--world plains-1)"
+    ]
+    with pytest.raises(InfrastructureFault, match="missing or incomplete") as caught:
+        start_episode(
+            options,
+            world="plains-1",
+            rules="vanilla",
+            task=get_task("diamond"),
+            vanilla=vanilla_rules(),
+            seed=1,
+        )
+    assert caught.value.kind == "config"
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: mf\nworlds: [plains-1]\nrules: [vanilla]\ntasks: [diamond]\nagents: [random]\nbudget: 2\n"
+    )
+    args = ["run", str(spec), "--backend", "mineflayer", "--saves", str(broken)]
+    args += ["--server-command", FAKE, "--out", str(tmp_path / "run"), "--no-report"]
+    assert main(args) == 2
+    assert "prepare it again (--world plains-1)" in capsys.readouterr().err

@@ -139,7 +139,15 @@ def start_episode(
     try:
         tmp = Path(tempfile.mkdtemp(prefix="mirrorcraft-episode-", dir=options.work_dir))
         folder = tmp / "server"
-        shutil.copytree(options.saves / entry.folder, folder)
+        source_folder = options.saves / entry.folder
+        if not (source_folder / "server.properties").is_file():
+            raise InfrastructureFault(
+                f"the prepared save {source_folder} is missing or incomplete (saves.json names "
+                f"it); run: mirrorcraft server prepare --jar JAR --out {options.saves} "
+                f"--world {world}" + ("" if rules == "vanilla" else f" --suite {rules}"),
+                kind="config",
+            )
+        shutil.copytree(source_folder, folder)
         check_files(folder, entry)
         jar = options.jar or Path(manifest.jar)
         server = ServerProcess(
@@ -235,6 +243,13 @@ def run_problems(options: MineflayerOptions, worlds: list[str], rules: list[str]
             entry = manifest.saves.get(key)
             if entry is None:
                 problems.append(f"no prepared save for {key} in {options.saves}")
+            elif not (options.saves / entry.folder / "server.properties").is_file():
+                problems.append(
+                    f"the prepared save {options.saves / entry.folder} is missing or incomplete "
+                    f"(saves.json names it); prepare it again (--world {world}"
+                    + ("" if rule == "vanilla" else f" --suite {rule}")
+                    + ")"
+                )
             elif any("extension" in w for w in entry.warnings):
                 problems.append(
                     f"rule set {rule}: its cooking results with a count are a MirrorCraft extension "
