@@ -28,7 +28,7 @@ from mirrorcraft.backends.mineflayer.backend import (
     start_episode,
 )
 from mirrorcraft.backends.mineflayer.fakes import FakeBridge, result
-from mirrorcraft.backends.mineflayer.saves import prepare_saves
+from mirrorcraft.backends.mineflayer.saves import PrepareError, load_manifest, prepare_saves
 from mirrorcraft.backends.mineflayer.server import ServerProcess, ServerSettings
 from mirrorcraft.backends.rulesets import vanilla_rules
 from mirrorcraft.cli import main
@@ -247,3 +247,53 @@ def test_a_save_folder_that_is_gone_is_named_before_and_during_a_run(
     args += ["--server-command", FAKE, "--out", str(tmp_path / "run"), "--no-report"]
     assert main(args) == 2
     assert "prepare it again (--world plains-1)" in capsys.readouterr().err
+
+
+def _prepare(jar: Path, out: Path, world: str, suites: tuple[str, ...] = ()) -> list[str]:
+    said: list[str] = []
+    prepare_saves(
+        jar,
+        out,
+        worlds=[world],
+        suites=suites,
+        accept_eula=True,
+        settings=ServerSettings(jar=jar, command=FAKE, start_timeout_s=60),
+        log=said.append,
+    )
+    return said
+
+
+def test_preparing_again_keeps_the_other_saves_and_a_failed_world_leaves_the_manifest(
+    saves: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``server prepare --world taiga-1`` on a saves folder holding plains-1 adds taiga-1 (it
+    used to rewrite saves.json with taiga-1 alone); preparing plains-1 again and failing
+    (the world is not the intended one) leaves saves.json without plains-1, instead of
+    naming the folder that now holds the failed world."""
+    out = tmp_path / "saves"
+    shutil.copytree(saves, out)
+    jar = Path(load_manifest(out).jar)
+    _prepare(jar, out, "taiga-1", ("M02",))
+    assert sorted(load_manifest(out).saves) == ["plains-1", "taiga-1", "taiga-1@M02"]
+    monkeypatch.setenv("FAKE_MC_BIOME_FAR", "3000")
+    with pytest.raises(PrepareError, match="3000 blocks from spawn"):
+        _prepare(jar, out, "plains-1")
+    assert sorted(load_manifest(out).saves) == ["taiga-1", "taiga-1@M02"]
+    assert not (out / "saves.json.tmp").exists()
+    monkeypatch.delenv("FAKE_MC_BIOME_FAR")
+    # Rebuilding taiga-1 without its suite: the old copy of the old save is left out, said so.
+    said = _prepare(jar, out, "taiga-1")
+    assert sorted(load_manifest(out).saves) == ["taiga-1"]
+    assert any("left out: taiga-1@M02" in line for line in said)
+    # Another jar: saves of other worlds made with the old one are left out, said so.
+    _prepare(jar, out, "plains-1")
+    other = make_jar(tmp_path / "other.jar", "1.19.1")
+    said = _prepare(other, out, "plains-1")
+    assert sorted(load_manifest(out).saves) == ["plains-1"]
+    assert load_manifest(out).minecraft_version == "1.19.1"
+    assert any("1 save(s) of other worlds prepared with another jar" in line for line in said)
+    # An unreadable saves.json is replaced, said so.
+    (out / "saves.json").write_text("{not json")
+    said = _prepare(other, out, "taiga-1")
+    assert sorted(load_manifest(out).saves) == ["taiga-1"]
+    assert any("is not a saves manifest" in line for line in said)

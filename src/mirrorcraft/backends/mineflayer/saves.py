@@ -265,6 +265,8 @@ def prepare_saves(
         if w not in table:
             raise PrepareError(f"unknown world {w!r} (known: {', '.join(table)})")
     out.mkdir(parents=True, exist_ok=True)
+    previous = _previous_manifest(out, log)
+    jar_sha256 = sha256(jar.read_bytes())
     tasks_zip = tasks_pack_zip()
     tasks_warnings = _check(validate_zip(tasks_zip), "tasks") if tasks_zip is not None else []
     suite_packs = [server_suite_zip(s) for s in suites]
@@ -273,6 +275,11 @@ def prepare_saves(
         suite_warnings[sid] = [f"suite {sid}: {n}" for n in notes] + _check(
             validate_zip(data), f"suite {sid}"
         )
+    if previous is not None:
+        # From here on the chosen worlds' folders are removed and rebuilt: saves.json must
+        # not name them until they are whole again (an interrupted or failed prepare leaves
+        # the other saves usable and these absent, never a half-built or wrong world).
+        _write_manifest(out, previous.model_copy(update={"saves": _other_worlds(previous, chosen)}))
     saves: dict[str, SaveEntry] = {}
     for world in chosen:
         entry = table[world]
@@ -343,14 +350,51 @@ def prepare_saves(
                 datapacks=(*packs, suite_entry),
                 warnings=tuple(warnings + suite_warnings[sid]),
             )
+    kept: dict[str, SaveEntry] = {}
+    if previous is not None:
+        same_jar = (previous.jar_sha256, previous.minecraft_version) == (jar_sha256, version.id)
+        others = _other_worlds(previous, chosen)
+        if same_jar:
+            kept = others
+        elif others:
+            log(
+                f"saves.json listed {len(others)} save(s) of other worlds prepared with another "
+                "jar; they are left out (prepare them again with this jar)"
+            )
+        stale = sorted(k for k, e in previous.saves.items() if e.world in chosen and k not in saves)
+        if stale:
+            log(
+                f"left out: {', '.join(stale)} (copies of the world saves rebuilt now; "
+                "prepare them again with --world and --suite)"
+            )
     manifest = SavesManifest(
         mirrorcraft_version=__version__,
         minecraft_version=version.id,
         jar=str(jar.resolve()),
-        jar_sha256=sha256(jar.read_bytes()),
-        saves=saves,
+        jar_sha256=jar_sha256,
+        saves={**kept, **saves},
     )
-    (out / MANIFEST).write_text(
-        json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
-    )
+    _write_manifest(out, manifest)
     return manifest
+
+
+def _previous_manifest(out: Path, log: Callable[[str], None]) -> SavesManifest | None:
+    """The saves.json already in ``out`` (None when there is none or it cannot be read)."""
+    if not (out / MANIFEST).exists():
+        return None
+    try:
+        return load_manifest(out)
+    except PrepareError as exc:
+        log(f"{exc}; it is replaced")
+        return None
+
+
+def _other_worlds(manifest: SavesManifest, worlds: Sequence[str]) -> dict[str, SaveEntry]:
+    return {k: e for k, e in manifest.saves.items() if e.world not in worlds}
+
+
+def _write_manifest(out: Path, manifest: SavesManifest) -> None:
+    """Write saves.json whole or not at all (a new file renamed over the old one)."""
+    tmp = out / f"{MANIFEST}.tmp"
+    tmp.write_text(json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
+    tmp.replace(out / MANIFEST)
