@@ -247,6 +247,9 @@ def test_a_save_folder_that_is_gone_is_named_before_and_during_a_run(
     args += ["--server-command", FAKE, "--out", str(tmp_path / "run"), "--no-report"]
     assert main(args) == 2
     assert "prepare it again (--world plains-1)" in capsys.readouterr().err
+    assert main(["server", "check", str(broken)]) == 1  # it used to list the save as fine
+    assert "save folder plains-1 is missing or incomplete" in capsys.readouterr().out
+    assert main(["server", "check", str(saves)]) == 0
 
 
 def _prepare(jar: Path, out: Path, world: str, suites: tuple[str, ...] = ()) -> list[str]:

@@ -155,9 +155,18 @@ def _check(args: argparse.Namespace) -> int:
     print(
         f"Minecraft {manifest.minecraft_version}; jar {manifest.jar} (sha256 {manifest.jar_sha256[:12]})"
     )
+    missing = 0
     for key, entry in sorted(manifest.saves.items()):
         packs = ", ".join(p.file for p in entry.datapacks)
         print(f"{key}: seed {entry.seed}, preset {entry.preset}; {packs}")
+        if not (Path(args.saves) / entry.folder / "server.properties").is_file():
+            missing += 1
+            print(
+                f"  error: the save folder {entry.folder} is missing or incomplete; prepare it "
+                f"again (--world {entry.world}"
+                + ("" if entry.rules == "vanilla" else f" --suite {entry.rules}")
+                + ")"
+            )
         for w in entry.warnings:
             print(f"  warning: {w}")
-    return 0
+    return 1 if missing else 0
