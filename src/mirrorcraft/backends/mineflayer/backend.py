@@ -243,14 +243,15 @@ def run_problems(options: MineflayerOptions, worlds: list[str], rules: list[str]
             entry = manifest.saves.get(key)
             if entry is None:
                 problems.append(f"no prepared save for {key} in {options.saves}")
-            elif not (options.saves / entry.folder / "server.properties").is_file():
+                continue
+            if not (options.saves / entry.folder / "server.properties").is_file():
                 problems.append(
                     f"the prepared save {options.saves / entry.folder} is missing or incomplete "
                     f"(saves.json names it); prepare it again (--world {world}"
                     + ("" if rule == "vanilla" else f" --suite {rule}")
                     + ")"
                 )
-            elif any("extension" in w for w in entry.warnings):
+            if any("extension" in w for w in entry.warnings):
                 problems.append(
                     f"rule set {rule}: its cooking results with a count are a MirrorCraft extension "
                     "that a vanilla 1.19 server cannot load; leave it out of real-server runs"
