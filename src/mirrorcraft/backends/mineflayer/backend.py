@@ -129,7 +129,8 @@ def start_episode(
         # stop (or a bridge that no longer answers) can outlast. Then the copy, then the
         # bridge (which also ends by itself when the process holding its stdin does).
         if server is not None:
-            server.kill()
+            with contextlib.suppress(Exception):
+                server.kill()
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
         if bridge is not None:

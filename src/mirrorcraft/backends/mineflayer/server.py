@@ -200,10 +200,10 @@ class ServerProcess:
         """SIGKILL the server's process group now and reap it; never raises. For a server whose
         save is thrown away (an episode's fresh copy): nothing needs saving, and a stop that
         waits on the game could outlast the grace a stopped worker gets (the server, in a
-        session of its own, would then outlive it)."""
-        if self._rcon is not None:
-            self._rcon.close()
-            self._rcon = None
+        session of its own, would then outlive it). Safe to call from two threads at once."""
+        rcon, self._rcon = self._rcon, None
+        if rcon is not None:
+            rcon.close()
         if self.alive():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
