@@ -71,6 +71,7 @@ def test_json_output_keys_are_stable(study_db: Path, capsys: pytest.CaptureFixtu
         "diagnostics",
         "controls",
         "accumulation",
+        "usage",
     ]
     assert doc["schema"] == "mirrorcraft.analysis/2"
     row = doc["configurations"][0]

@@ -54,17 +54,59 @@ class Usage:
     """Calls answered from the response cache (not paid for in this run)."""
     estimated_calls: int = 0
     """Calls whose token counts were estimated (the endpoint reported none)."""
+    failed_attempts: dict[str, int] = field(default_factory=dict)
+    """Attempts that failed and were retried before a reply came, by kind (``rate_limit``,
+    ``server_error``, ``timeout``, ...): not calls."""
+    unusable_replies: int = 0
+    """Replies (counted in ``calls``) the agent could not use: each one asked for a repair
+    call or left the step without an action."""
+    failures_counted: bool = False
+    """True when the harness counted ``failed_attempts`` and ``unusable_replies`` for these
+    calls. Calls an agent reports itself (a user's or a remote agent's own model) leave it
+    False: their failures are not known, which the record says (null) rather than 0."""
 
     def add(self, other: Usage) -> None:
+        uncounted = (self.calls > 0 and not self.failures_counted) or (
+            other.calls > 0 and not other.failures_counted
+        )
+        counted = (self.failures_counted or other.failures_counted) and not uncounted
         self.calls += other.calls
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.cached_calls += other.cached_calls
         self.estimated_calls += other.estimated_calls
+        for kind, n in other.failed_attempts.items():
+            self.failed_attempts[kind] = self.failed_attempts.get(kind, 0) + n
+        self.unusable_replies += other.unusable_replies
+        self.failures_counted = counted
         if self.cost_usd is None or other.cost_usd is None:
             self.cost_usd = None
         else:
             self.cost_usd += other.cost_usd
+
+    def count_call(self, completion: Any) -> None:
+        """Add one call the harness made (an ``llm.base.Completion``): its tokens, cost and
+        the attempts that failed before it."""
+        self.add(
+            Usage(
+                1,
+                completion.prompt_tokens,
+                completion.completion_tokens,
+                completion.cost_usd,
+                cached_calls=int(completion.cached),
+                estimated_calls=int(completion.estimated),
+                failed_attempts=tally(getattr(completion, "failed_attempts", ())),
+                failures_counted=True,
+            )
+        )
+
+
+def tally(kinds: Any) -> dict[str, int]:
+    """Kind -> how many times it occurs, for a sequence of failure kinds."""
+    out: dict[str, int] = {}
+    for kind in kinds or ():
+        out[str(kind)] = out.get(str(kind), 0) + 1
+    return out
 
 
 @dataclass(frozen=True)

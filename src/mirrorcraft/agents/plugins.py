@@ -313,16 +313,7 @@ class MeteredClient:
         except CallBudgetExhausted as exc:
             self.exhausted = exc
             raise
-        self.usage.add(
-            Usage(
-                1,
-                done.prompt_tokens,
-                done.completion_tokens,
-                done.cost_usd,
-                cached_calls=int(done.cached),
-                estimated_calls=int(done.estimated),
-            )
-        )
+        self.usage.count_call(done)
         return done
 
     def take(self) -> Usage:
@@ -341,16 +332,35 @@ class MeteredClient:
             await closer()
 
 
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def usage_problem(usage: Any) -> str | None:
     """What is wrong with the usage an agent reported with its action (None: nothing): it
     must be a ``Usage`` of whole, non-negative counts and a finite, non-negative cost (or
     None, unknown). Anything else would be stored in the record and break its analysis."""
     if not isinstance(usage, Usage):
         return f"must be a mirrorcraft.agents.base.Usage, not {type(usage).__name__}"
-    for name in ("calls", "prompt_tokens", "completion_tokens", "cached_calls", "estimated_calls"):
+    for name in (
+        "calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "cached_calls",
+        "estimated_calls",
+        "unusable_replies",
+    ):
         value = getattr(usage, name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        if not _count(value):
             return f"has {name} {value!r}; it must be a whole number, 0 or more"
+    failed = usage.failed_attempts
+    if not isinstance(failed, dict) or not all(
+        isinstance(k, str) and _count(v) for k, v in failed.items()
+    ):
+        return (
+            f"has failed_attempts {failed!r}; it must be a dict of kind (text) to a whole "
+            "number, 0 or more"
+        )
     cost = usage.cost_usd
     if cost is not None and (
         not isinstance(cost, int | float) or isinstance(cost, bool) or not 0 <= cost < math.inf

@@ -123,6 +123,11 @@ _EPISODE_CHECKS: dict[str, tuple[Check, str]] = {
     "encounters": (_dicts, "a list of objects"),
     "cost_usd": (lambda v: v is None or _is_num(v), "a number or null"),
     "call_budget": (lambda v: v is None or _is_int(v), "an integer or null"),
+    "failed_attempts": (
+        lambda v: v is None or _dict_of(_is_int)(v),
+        "an object of failure kind: number of attempts, or null",
+    ),
+    "unusable_replies": (lambda v: v is None or _is_int(v), "an integer or null"),
     "wall_seconds": (_is_num, "a number"),
     "template_hashes": (_dict_of(_is_str), "an object of strings"),
     "memory": (lambda v: type(v) is dict, "an object"),

@@ -54,6 +54,7 @@ from mirrorcraft.analysis.sections import (
     disclosure_section,
     within_suite_section,
 )
+from mirrorcraft.analysis.usage import usage_section
 from mirrorcraft.runner.records import EpisodeRecord
 
 SUMMARY_SCHEMA = "mirrorcraft.analysis/2"
@@ -281,6 +282,7 @@ def summarize(
     episodes of an accumulation experiment (its ``train.sqlite``), for the
     training-stream table.
     """
+    usage = usage_section(records)
     controls = [r for r in records if is_control(r)]
     records = [r for r in records if not is_control(r)]
     index = PairIndex(records)
@@ -305,4 +307,5 @@ def summarize(
         "diagnostics": diagnostics_section(records),
         "controls": controls_section(controls),
         "accumulation": accumulation_summary(records, train_records),
+        "usage": usage,
     }

@@ -203,6 +203,10 @@ def _outcome_problems(r: EpisodeRecord) -> list[str]:
     for name in ("cached_calls", "estimated_calls"):
         if getattr(r, name) > r.model_calls:
             out.append(f"{name} {getattr(r, name)} exceeds model_calls {r.model_calls}")
+    if r.unusable_replies is not None and not 0 <= r.unusable_replies <= r.model_calls:
+        out.append(f"unusable_replies {r.unusable_replies} is outside 0..model_calls")
+    if r.failed_attempts and min(r.failed_attempts.values()) < 0:
+        out.append("failed_attempts holds a negative count")
     if r.budget < 1:
         out.append(f"budget {r.budget} is not a positive number of actions")
     if not 0 <= r.actions_used <= max(r.budget, 0):

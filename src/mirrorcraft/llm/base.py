@@ -91,6 +91,10 @@ class Completion:
     estimates from text length."""
     tool_calls: tuple[ToolCall, ...] = ()
     """The function calls the model asked for (only when the call offered ``Tools``)."""
+    failed_attempts: tuple[str, ...] = ()
+    """The kind (``transport.FailureKind``) of each attempt that failed and was retried before
+    this reply came: not calls, and not in the token counts or the cost. Empty for a reply
+    from the response cache (nothing was sent in this run)."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,8 @@ class LLMUnavailable(InfrastructureFault):
     """
 
     endpoint = True
+    failed_attempts: tuple[str, ...] = ()
+    """The kind of every attempt of the call that failed (the last one included)."""
 
 
 class LLMConfigError(InfrastructureFault):
@@ -135,3 +141,6 @@ class LLMConfigError(InfrastructureFault):
 
     kind = "config"
     endpoint = True
+    failed_attempts: tuple[str, ...] = ()
+    """The kind of every attempt of the call that failed (the last one included); empty when
+    the call was never sent (a missing key, bad settings)."""

@@ -22,6 +22,9 @@ Failure policy:
 * When the retries run out: ``LLMUnavailable`` naming the model, the endpoint
   host and the last kind of failure; its fault kind is ``timeout``,
   ``connection`` or ``server``.
+* Every failed attempt is counted by its kind: a reply carries those before it
+  (``Completion.failed_attempts``, stored in the episode record), and the
+  exception of a call that fails for good carries all of its own.
 
 The API key is read from the environment variable named in the settings, held
 only by the SDK client, and scrubbed from every message we build.
@@ -389,7 +392,7 @@ class OpenAIClient:
             tools=tools,
         )
         started = self._clock()
-        response = await self._send_with_retries(request)
+        response, failed = await self._send_with_retries(request)
         latency = self._clock() - started
         prompt_tokens = token_count(response.prompt_tokens)
         completion_tokens = token_count(response.completion_tokens)
@@ -419,6 +422,7 @@ class OpenAIClient:
             latency_s=latency,
             estimated=estimated,
             tool_calls=response.tool_calls,
+            failed_attempts=tuple(failed),
         )
 
     async def context_window(self) -> int | None:
@@ -456,22 +460,30 @@ class OpenAIClient:
             self._semaphore_loop = loop
         return self._semaphore
 
-    async def _send_with_retries(self, request: ChatRequest) -> ChatResponse:
+    async def _send_with_retries(self, request: ChatRequest) -> tuple[ChatResponse, list[str]]:
+        """The response and the kind of each failed attempt before it. When the call fails for
+        good, the exception raised carries every failed attempt's kind (``failed_attempts``)."""
         attempt = 0
+        failed: list[str] = []
         while True:
             try:
                 async with self._slots(), asyncio.timeout(self.settings.timeout_s):
-                    return await self._transport(request)
+                    return await self._transport(request), failed
             except TransportError as exc:
                 error = exc
             except TimeoutError:
                 error = TransportError(
                     "timeout", f"no complete answer within {self.settings.timeout_s:g} s"
                 )
+            failed.append(error.kind)
             if not error.retryable:
-                raise self._fatal(error) from None
+                fatal = self._fatal(error)
+                fatal.failed_attempts = tuple(failed)
+                raise fatal from None
             if attempt >= self.settings.max_retries:
-                raise self._exhausted(error, attempt + 1) from None
+                exhausted = self._exhausted(error, attempt + 1)
+                exhausted.failed_attempts = tuple(failed)
+                raise exhausted from None
             await self._sleep(self.backoff(attempt, error.retry_after))
             attempt += 1
 
@@ -487,7 +499,7 @@ class OpenAIClient:
         status = f"HTTP {error.status}, " if error.status is not None else ""
         return f"{error.kind} ({status}{error})"
 
-    def _fatal(self, error: TransportError) -> Exception:
+    def _fatal(self, error: TransportError) -> LLMConfigError:
         where = f"model {self.model!r} at {self.endpoint}"
         if error.kind == "auth":
             var = self.settings.api_key_env

@@ -32,6 +32,7 @@ from mirrorcraft.report.stat_tables import (
     unfinished_note,
     within_suite,
 )
+from mirrorcraft.report.usage_tables import run_usage
 
 Summary = dict[str, Any]
 Row = dict[str, Any]
@@ -393,6 +394,7 @@ _BUILDERS: list[Callable[[Summary], Table | list[Table] | None]] = [
     intervals,
     configuration_intervals,
     calls,
+    run_usage,
     horizon,
     horizon_short,
     irr,

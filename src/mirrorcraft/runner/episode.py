@@ -53,6 +53,18 @@ def _memory_stats(agent: Agent) -> dict[str, Any]:
     return dict(stats()) if callable(stats) else {}
 
 
+def _failures(usage: Usage) -> dict[str, Any]:
+    """The record's ``failed_attempts`` and ``unusable_replies``: counted when the harness made
+    every call (None, not recorded, when an agent reported calls of its own, or for an agent
+    that made no call through the harness and reported none)."""
+    if usage.failures_counted:
+        return {
+            "failed_attempts": dict(sorted(usage.failed_attempts.items())),
+            "unusable_replies": usage.unusable_replies,
+        }
+    return {"failed_attempts": None, "unusable_replies": None}
+
+
 def _signature(raw: Any, parsed_as: tuple[Any, Any] | None = None) -> list[str]:
     """The action's semantic signature. ``parsed_as``: (action, what it parsed into) as the
     embedded backend kept it from the step just taken; used when it is this very action,
@@ -224,6 +236,7 @@ async def run_episode(
         completion_tokens=usage.completion_tokens,
         cached_calls=usage.cached_calls,
         estimated_calls=usage.estimated_calls,
+        **_failures(usage),
         cost_usd=usage.cost_usd,
         software_version=__version__,
         ruleset_fingerprint=rules.fingerprint,

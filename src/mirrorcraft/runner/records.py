@@ -67,6 +67,14 @@ class EpisodeRecord:
     estimated_calls: int = 0
     """Model calls whose token counts were estimated from text (the endpoint reported none);
     the tokens and cost of the episode are then partly estimates."""
+    failed_attempts: dict[str, int] | None = None
+    """Model-call attempts that failed and were retried before a reply came, by kind
+    (``rate_limit``, ``server_error``, ``timeout``, ``connection``, ``malformed_response``):
+    not calls, not in the tokens or the cost. None: not recorded (a record written before
+    they were counted, or calls an agent reported itself); left out of the JSON then."""
+    unusable_replies: int | None = None
+    """Calls (counted in ``model_calls``) whose reply the agent could not use. None: not
+    recorded, as for ``failed_attempts``."""
     cost_usd: float | None = 0.0
     """Dollar cost; None when the model's price is unknown."""
     software_version: str = ""
@@ -99,6 +107,9 @@ class EpisodeRecord:
 
     def to_json(self) -> dict[str, Any]:
         doc = asdict(self)
+        for name in UNRECORDED_WHEN_NONE:
+            if doc[name] is None:
+                del doc[name]
         doc["is_mirror"] = self.is_mirror
         return doc
 
@@ -107,6 +118,9 @@ class EpisodeRecord:
         without ``asdict``'s deep copy (``json_default`` turns the encounters into the
         same dicts)."""
         doc = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        for name in UNRECORDED_WHEN_NONE:
+            if doc[name] is None:
+                del doc[name]
         doc["is_mirror"] = self.is_mirror
         return json.dumps(doc, sort_keys=True, default=json_default)
 
@@ -120,6 +134,12 @@ class EpisodeRecord:
         if unknown:
             raise ValueError(f"unknown episode record fields: {sorted(unknown)}")
         return cls(**data)
+
+
+UNRECORDED_WHEN_NONE = ("failed_attempts", "unusable_replies")
+"""Fields added after records were first stored: absent from a record (None here) means "not
+recorded", which is not 0; they are left out of the JSON then, so such a record reads as it
+always did."""
 
 
 @dataclass

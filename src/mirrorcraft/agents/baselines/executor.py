@@ -289,10 +289,13 @@ class SubgoalAgent(LLMAgent):
         value, problem = parse(reply.doc)
         if value is not None:
             return value
+        self.unusable()
         self.stats.json_repairs += 1
         again = self.shared.render("json_repair", {"ORIGINAL_USER": user, "PROBLEM": problem})
         reply = await self.ask(system, again, purpose, obs, extra, memory=memory)
         value, _problem = parse(reply.doc)
+        if value is None:
+            self.unusable()
         return value
 
     def parse_plan(self, key: str = "subgoals") -> Parse:

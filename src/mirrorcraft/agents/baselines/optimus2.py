@@ -195,6 +195,7 @@ class Optimus2Agent(LLMAgent):
         reply = await self.call(system, user, meta)
         goals, problem = parse_goals(reply.doc, self.limits.executor.max_plan_subgoals)
         if goals is None:
+            self.unusable()
             self.stats.json_repairs += 1
             again = load_template("baselines").render(
                 "json_repair", {"ORIGINAL_USER": user, "PROBLEM": problem}
@@ -202,6 +203,8 @@ class Optimus2Agent(LLMAgent):
             self.stats.call("plan")
             reply = await self.call(system, again, meta)
             goals, _problem = parse_goals(reply.doc, self.limits.executor.max_plan_subgoals)
+            if goals is None:
+                self.unusable()
         if goals is None:
             return False
         self.goals, self.index = goals, 0

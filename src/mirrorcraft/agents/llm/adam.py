@@ -187,6 +187,7 @@ class AdamAgent(LLMAgent):
         )
         edges = (reply.doc or {}).get("edges")
         if not isinstance(edges, list):
+            self.unusable()
             note = t.render(
                 "discovery_repair",
                 {"PROBLEM": "no 'edges' list", "PREVIOUS": preview(reply.text) or "(empty)"},
@@ -197,6 +198,8 @@ class AdamAgent(LLMAgent):
                 CallMeta("discover_repair", "adam_discovery", self.fields(obs), extra),
             )
             edges = (reply.doc or {}).get("edges")
+            if not isinstance(edges, list):
+                self.unusable()
         for doc in edges if isinstance(edges, list) else []:
             self.graph.propose(doc, self.memory, obs.step)
 
@@ -242,6 +245,7 @@ class AdamAgent(LLMAgent):
         )
         plan = _subgoals(reply)
         if not plan:
+            self.unusable()
             note = t.render(
                 "planner_repair",
                 {
@@ -255,6 +259,8 @@ class AdamAgent(LLMAgent):
                 CallMeta("plan_repair", "adam_plan", f, extra),
             )
             plan = _subgoals(reply)
+            if not plan:
+                self.unusable()
         if plan:
             self.plan = plan
         elif not self.plan:

@@ -170,17 +170,12 @@ class LLMAgent:
         return Reply(first_json_object(completion.text), completion.text)
 
     def count(self, completion: Completion) -> None:
-        """Add one call's tokens and cost to the usage of the current step."""
-        self._usage.add(
-            Usage(
-                1,
-                completion.prompt_tokens,
-                completion.completion_tokens,
-                completion.cost_usd,
-                cached_calls=int(completion.cached),
-                estimated_calls=int(completion.estimated),
-            )
-        )
+        """Add one call's tokens, cost and failed attempts to the usage of the current step."""
+        self._usage.count_call(completion)
+
+    def unusable(self) -> None:
+        """Count a reply the configuration could not use (it asks again, or gives up the step)."""
+        self._usage.unusable_replies += 1
 
     async def ask_action(
         self,
@@ -198,6 +193,7 @@ class LLMAgent:
         action, problem = action_from(reply.doc)
         if action is not None:
             return action, reply
+        self.unusable()
         repair_system = self.common.render("repair_system", {"ORIGINAL_SYSTEM": system})
         repair_user = self.common.render(
             "repair_user",
@@ -211,7 +207,10 @@ class LLMAgent:
             repair_system, repair_user, CallMeta("repair", "action", meta.observation, meta.extra)
         )
         action, _problem = action_from(reply.doc)
-        return (action, reply) if action is not None else None
+        if action is None:
+            self.unusable()
+            return None
+        return action, reply
 
 
 def template(name: str) -> TemplateFile:

@@ -70,6 +70,7 @@ class ToolsAgent(ReActAgent):
         action, problem = action_from_calls(reply.tool_calls)
         if action is not None:
             return action, reply.text
+        self.unusable()
         template = load_template("tools")
         repair_system = template.render("repair_system", {"ORIGINAL_SYSTEM": system})
         repair_user = template.render(
@@ -83,7 +84,10 @@ class ToolsAgent(ReActAgent):
         meta = CallMeta("repair", CONTRACT, meta.observation, meta.extra)
         reply = await self.call_tools(repair_system, repair_user, meta)
         action, _problem = action_from_calls(reply.tool_calls)
-        return (action, reply.text) if action is not None else None
+        if action is None:
+            self.unusable()
+            return None
+        return action, reply.text
 
 
 def _describe(reply: Completion) -> str:

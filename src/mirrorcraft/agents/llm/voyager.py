@@ -191,6 +191,7 @@ class VoyagerAgent(LLMAgent):
         )
         program, problem = parse_program(reply.doc, self.library)
         if program is None:
+            self.unusable()
             note = t.render(
                 "json_repair", {"PROBLEM": problem, "MAX_ACTIONS": str(MAX_PROGRAM_ACTIONS)}
             )
@@ -200,6 +201,8 @@ class VoyagerAgent(LLMAgent):
                 CallMeta("program_json_repair", "voyager_program", self.fields(obs), extra),
             )
             program, problem = parse_program(reply.doc, self.library)
+            if program is None:
+                self.unusable()
         if program is not None:
             return program
         return await self._fallback(obs)

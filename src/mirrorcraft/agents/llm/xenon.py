@@ -111,6 +111,7 @@ class XenonAgent(LLMAgent):
         )
         graph, problem = DependencyGraph.from_prior(root, reply.doc)
         if problem:
+            self.unusable()
             note = t.render(
                 "init_repair", {"PROBLEM": problem, "PREVIOUS": preview(reply.text) or "(empty)"}
             )
@@ -119,7 +120,9 @@ class XenonAgent(LLMAgent):
                 t.render("init_user", {**values, "REPAIR": note}),
                 CallMeta("init_graph_repair", "xenon_graph", f, extra),
             )
-            graph, _problem = DependencyGraph.from_prior(root, reply.doc)
+            graph, problem = DependencyGraph.from_prior(root, reply.doc)
+            if problem:
+                self.unusable()
         return graph
 
     # -- learning from the last outcome -----------------------------------------------------

@@ -296,10 +296,13 @@ class MineEvolveAgent(LLMAgent):
         value, problem = parse(reply.doc)
         if value is not None:
             return value
+        self.unusable()
         self.stats.json_repairs += 1
         again = self.prompts.render("json_repair", {"ORIGINAL_USER": user, "PROBLEM": problem})
         reply = await self._ask(system, again, purpose, obs, extra)
         value, _problem = parse(reply.doc)
+        if value is None:
+            self.unusable()
         return value
 
     def _parse_plan(self, key: str) -> Any:

@@ -1,0 +1,94 @@
+"""What a run spent on its model: calls, failed attempts, tokens and cost, summed over episodes.
+
+``usage_section(records)`` is the ``usage`` key of the summary (``mirrorcraft analyze``):
+one row for the whole run and one per agent and model, over every evaluation episode
+(Vanilla, Mirror, disclosed and control episodes alike; infrastructure records are not
+episodes and are not in it). Sums, not means: the per-episode means of the paper's
+Table 2 are in the ``configurations`` rows.
+
+Failure counts (``failed_attempts`` by kind, ``unusable_replies``) exist only in records
+written since they were counted. An episode that made model calls but whose record lacks
+them is counted in ``failures_not_recorded``; its failures are not taken as 0, and the
+row's failure totals then cover only the other episodes (``failures_complete`` says
+whether they cover all).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from mirrorcraft.runner.records import EpisodeRecord
+
+POSSIBLY_BILLED = ("timeout", "malformed_response")
+"""Failed attempts the provider may have processed, and billed, although no usable answer
+came back (ours ran past ``timeout_s``, or its body could not be read). Their tokens are not
+known, so they are not in ``cost_usd``; they are counted apart so the bill can be bounded."""
+
+FAILURE_ORDER = (
+    "rate_limit",
+    "server_error",
+    "timeout",
+    "connection",
+    "malformed_response",
+    "auth",
+    "not_found",
+    "client_error",
+)
+
+
+def _kind_order(kind: str) -> tuple[int, str]:
+    return (FAILURE_ORDER.index(kind) if kind in FAILURE_ORDER else len(FAILURE_ORDER), kind)
+
+
+def usage_row(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+    """The summed usage of ``records`` (see the module docstring for the failure counts)."""
+    failed: dict[str, int] = defaultdict(int)
+    unusable = 0
+    not_recorded = 0
+    for r in records:
+        if r.failed_attempts is None or r.unusable_replies is None:
+            if r.model_calls:
+                not_recorded += 1
+            continue
+        for kind, n in r.failed_attempts.items():
+            failed[kind] += n
+        unusable += r.unusable_replies
+    costs = [r.cost_usd for r in records]
+    unknown = sum(1 for c in costs if c is None)
+    calls = sum(r.model_calls for r in records)
+    cached = sum(r.cached_calls for r in records)
+    return {
+        "episodes": len(records),
+        "episodes_with_calls": sum(1 for r in records if r.model_calls),
+        "model_calls": calls,
+        "paid_calls": calls - cached,
+        "cached_calls": cached,
+        "estimated_calls": sum(r.estimated_calls for r in records),
+        "prompt_tokens": sum(r.prompt_tokens for r in records),
+        "completion_tokens": sum(r.completion_tokens for r in records),
+        "cost_usd": None if unknown else math.fsum(c for c in costs if c is not None),
+        "cost_unknown": unknown,
+        "failed_attempts": {k: failed[k] for k in sorted(failed, key=_kind_order)},
+        "failed_attempts_total": sum(failed.values()),
+        "possibly_billed_attempts": sum(failed.get(k, 0) for k in POSSIBLY_BILLED),
+        "unusable_replies": unusable,
+        "failures_not_recorded": not_recorded,
+        "failures_complete": not_recorded == 0,
+    }
+
+
+def usage_section(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+    """``{"total": row, "by_agent_model": [row + agent, model, ...]}``; rows only for agent
+    and model pairs with at least one model call."""
+    groups: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    for r in records:
+        groups[(r.agent, r.model)].append(r)
+    rows = [
+        {"agent": agent, "model": model, **usage_row(rs)}
+        for (agent, model), rs in sorted(groups.items())
+        if any(r.model_calls for r in rs)
+    ]
+    return {"total": usage_row(records), "by_agent_model": rows}
