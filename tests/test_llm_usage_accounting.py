@@ -199,3 +199,38 @@ def test_a_run_against_a_faulty_endpoint_counts_failed_attempts_and_resumes_old_
     table = text.stdout.split(title, 1)[1].splitlines()
     line = next(row for row in table if row.startswith("react "))
     assert "unknown" in line and line.rstrip().endswith(" 2")  # two episodes not recorded
+
+
+def _usage_faults(db: Path) -> dict[str, Any]:
+    shown = _analyze(db, "--json", "--allow-empty")
+    assert shown.returncode == 0, shown.stderr
+    return json.loads(shown.stdout)["usage"]["faults"]  # type: ignore[no-any-return]
+
+
+def test_attempts_of_an_episode_attempt_that_met_a_fault_are_stored_with_the_fault(
+    tmp_path: Path,
+) -> None:
+    with FakeOpenAIServer(default=Reply(WAIT)) as server:
+        # One retry allowed: the first episode's first call fails twice and the attempt is a
+        # fault; the run retries the episode, which then finishes.
+        server.script(Reply(WAIT), Fail(500), Fail(500))
+        spec = llm_spec(server.base_url, client={"max_retries": 1, "backoff_base_s": 0.01})
+        flaky = write_spec(tmp_path / "flaky.yaml", spec)
+        done = cli(flaky, tmp_path / "flaky", "--workers", "1", "--concurrency", "1")
+        assert done.returncode == 0, done.stderr
+        faults = _usage_faults(tmp_path / "flaky" / "results.sqlite")
+        assert faults == {
+            "faults": 1,
+            "by_kind": {"server": 1},
+            "failed_attempts": {"server_error": 2},
+            "failed_attempts_total": 2,
+            "not_recorded": 0,
+        }
+        # A refused key is never retried: a config fault whose one attempt was 'auth'.
+        server.script(Reply(WAIT), Fail(401))
+        refused = write_spec(tmp_path / "refused.yaml", spec)
+        cli(refused, tmp_path / "refused", "--workers", "1", "--concurrency", "1")
+    faults = _usage_faults(tmp_path / "refused" / "results.sqlite")
+    assert faults["by_kind"] == {"config": 1} and faults["failed_attempts"] == {"auth": 1}
+    text = _analyze(tmp_path / "flaky" / "results.sqlite").stdout
+    assert "Model-call attempts that failed in them: server_error 2." in text

@@ -50,10 +50,25 @@ class Fault:
     message: str
     endpoint: bool = False
     """True when a model endpoint failed (counts towards pausing that endpoint)."""
+    failed_attempts: tuple[tuple[str, int], ...] | None = None
+    """Model-call attempts of this episode attempt that failed, by kind (those of the call
+    that failed for good included): (kind, count) pairs. None when not known (a fault
+    that did not come out of an episode's model calls)."""
 
     @classmethod
     def of(cls, exc: InfrastructureFault) -> Fault:
-        return cls(exc.kind, str(exc) or type(exc).__name__, bool(exc.endpoint))
+        counted: dict[str, int] | None = getattr(exc, "episode_failed_attempts", None)
+        kinds: tuple[str, ...] = tuple(getattr(exc, "failed_attempts", None) or ())
+        if counted is None and kinds:
+            counted = {}
+            for kind in kinds:
+                counted[kind] = counted.get(kind, 0) + 1
+        return cls(
+            exc.kind,
+            str(exc) or type(exc).__name__,
+            bool(exc.endpoint),
+            None if counted is None else tuple(sorted(counted.items())),
+        )
 
 
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")

@@ -15,11 +15,15 @@ whether they cover all).
 
 from __future__ import annotations
 
+import json
 import math
+import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from mirrorcraft.analysis.loading import RecordsError, connect_readonly
 from mirrorcraft.runner.records import EpisodeRecord
 
 POSSIBLY_BILLED = ("timeout", "malformed_response")
@@ -92,3 +96,51 @@ def usage_section(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
         if any(r.model_calls for r in rs)
     ]
     return {"total": usage_row(records), "by_agent_model": rows}
+
+
+def fault_attempts(path: Path) -> dict[str, Any] | None:
+    """What the ``faults`` table of a results database says about failed model calls: every
+    infrastructure fault of every run into the folder (of episodes finished since too),
+    ``faults`` and ``by_kind`` (fault kind -> count), the model-call attempts that failed in
+    those episode attempts by kind (``failed_attempts``: ``auth``, ``not_found`` and
+    ``client_error`` show only here, as they are never retried) and ``not_recorded`` (faults
+    without such counts: written by an older version, or not from model calls, e.g. a dead
+    worker). None when the database has no faults table."""
+    con = connect_readonly(path)
+    try:
+        columns = {row[1] for row in con.execute("PRAGMA table_info(faults)")}
+        if not columns:
+            return None
+        counted = "failed_attempts" if "failed_attempts" in columns else "''"
+        rows = con.execute(f"SELECT kind, {counted} FROM faults").fetchall()
+    except sqlite3.Error as exc:
+        raise RecordsError(f"{path}: cannot read its faults table ({exc})") from None
+    finally:
+        con.close()
+    by_kind: dict[str, int] = defaultdict(int)
+    failed: dict[str, int] = defaultdict(int)
+    not_recorded = 0
+    for kind, text in rows:
+        by_kind[str(kind)] += 1
+        try:
+            doc = json.loads(text) if isinstance(text, str) and text else None
+        except (ValueError, RecursionError):  # a damaged cell: counted as not recorded
+            doc = None
+        if not isinstance(doc, dict):
+            not_recorded += 1
+            continue
+        for name, n in doc.items():
+            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                failed[str(name)] += n
+    return {
+        "faults": len(rows),
+        "by_kind": dict(sorted(by_kind.items())),
+        "failed_attempts": {k: failed[k] for k in sorted(failed, key=_kind_order)},
+        "failed_attempts_total": sum(failed.values()),
+        "not_recorded": not_recorded,
+    }
+
+
+def note_fault_attempts(summary: dict[str, Any], path: Path, kind: str) -> None:
+    """Set ``summary["usage"]["faults"]`` (``fault_attempts``; None for JSONL input)."""
+    summary["usage"]["faults"] = fault_attempts(path) if kind == "sqlite" else None

@@ -127,6 +127,12 @@ def load(args: argparse.Namespace) -> tuple[LoadedResults, dict[str, Any]]:
     from mirrorcraft.analysis.coverage import note_unfinished
 
     note_unfinished(summary, args.results, (r.episode_id for r in loaded.records))
+    from mirrorcraft.analysis.usage import note_fault_attempts
+
+    try:
+        note_fault_attempts(summary, loaded.path, loaded.kind)
+    except RecordsError as exc:
+        raise UserError(str(exc)) from None
     return loaded, summary
 
 

@@ -393,6 +393,9 @@ def _summary(db: Path, spec: ExperimentSpec) -> tuple[Any, dict[str, Any]]:
     from mirrorcraft.analysis.coverage import note_unfinished
 
     note_unfinished(summary, db, (r.episode_id for r in loaded.records))
+    from mirrorcraft.analysis.usage import note_fault_attempts
+
+    note_fault_attempts(summary, loaded.path, loaded.kind)
     return loaded, summary
 
 

@@ -49,6 +49,24 @@ def _cells(label: list[Cell], row: dict[str, Any]) -> list[Cell]:
     ]
 
 
+def _fault_note(faults: dict[str, Any] | None) -> list[str]:
+    if not faults or not faults["faults"]:
+        return []
+    kinds = ", ".join(f"{k} {n}" for k, n in faults["by_kind"].items())
+    text = (
+        f"Infrastructure faults (every run into this folder, episodes finished since "
+        f"included): {faults['faults']} ({kinds}); not in the rows above. "
+    )
+    if faults["failed_attempts"]:
+        failed = ", ".join(f"{k} {n}" for k, n in faults["failed_attempts"].items())
+        text += f"Model-call attempts that failed in them: {failed}. "
+    if faults["not_recorded"]:
+        text += (
+            f"{faults['not_recorded']} fault(s) without such counts (older, or not a model call's)."
+        )
+    return [text.strip()]
+
+
 def run_usage(s: dict[str, Any]) -> Table | None:
     usage = s.get("usage")
     if not usage or not usage["total"]["model_calls"]:
@@ -70,6 +88,7 @@ def run_usage(s: dict[str, Any]) -> Table | None:
             f"{total['possibly_billed_attempts']} failed attempt(s) timed out or returned an "
             "unreadable body: the provider may have billed them, at a cost not in Cost ($)."
         )
+    notes += _fault_note(usage.get("faults"))
     if total["estimated_calls"]:
         notes.append(
             "est.: some calls' token counts were estimated from text length, so the cost is "

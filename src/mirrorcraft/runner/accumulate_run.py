@@ -299,7 +299,15 @@ class AccumulationRunner:
             fault = replace(fault, message=redact(fault.message, secrets_of(job)))
             condition = {**asdict(job.condition), "stream": job.memory.info if job.memory else {}}
             component = component_of(fault, job.endpoint, job.backend)
-            db.write_fault(eid, fault.kind, fault.message, condition, self.run_id, component)
+            db.write_fault(
+                eid,
+                fault.kind,
+                fault.message,
+                condition,
+                self.run_id,
+                component,
+                None if fault.failed_attempts is None else dict(fault.failed_attempts),
+            )
             self.outcome.faults += 1
             if not (probe and fault.endpoint and fault.kind != "config"):
                 attempts += 1  # a failed probe of a paused endpoint is the endpoint's fault

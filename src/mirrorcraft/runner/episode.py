@@ -65,6 +65,24 @@ def _failures(usage: Usage) -> dict[str, Any]:
     return {"failed_attempts": None, "unusable_replies": None}
 
 
+def _note_failed_attempts(exc: InfrastructureFault, usage: Usage, leftover: Any) -> None:
+    """Give a fault that ends this episode attempt the model-call attempts that failed in it
+    (``episode_failed_attempts``, kind -> count; the runner stores them with the fault): the
+    retried ones before the calls that got a reply, and the failing call's own. Left unset
+    when the harness did not count the calls' failures."""
+    total = Usage()
+    total.add(usage)
+    if isinstance(leftover, Usage):
+        total.add(leftover)
+    if total.calls and not total.failures_counted:
+        return
+    counted = dict(total.failed_attempts)
+    for kind in getattr(exc, "failed_attempts", ()) or ():
+        counted[kind] = counted.get(kind, 0) + 1
+    if counted or total.calls or getattr(exc, "endpoint", False):
+        exc.episode_failed_attempts = counted  # type: ignore[attr-defined]
+
+
 def _signature(raw: Any, parsed_as: tuple[Any, Any] | None = None) -> list[str]:
     """The action's semantic signature. ``parsed_as``: (action, what it parsed into) as the
     embedded backend kept it from the step just taken; used when it is this very action,
@@ -140,7 +158,8 @@ async def run_episode(
     while not agent_error:
         try:
             decision = await agent.act(obs)
-        except InfrastructureFault:
+        except InfrastructureFault as exc:
+            _note_failed_attempts(exc, usage, getattr(agent, "unreported_usage", None))
             raise
         except CallBudgetExhausted:
             termination = "call_budget"
@@ -163,7 +182,11 @@ async def run_episode(
                 usage.add(leftover)
             break
         usage.add(decision.usage)
-        out = await _step(episode, decision.action)
+        try:
+            out = await _step(episode, decision.action)
+        except InfrastructureFault as exc:
+            _note_failed_attempts(exc, usage, None)
+            raise
         obs = out.observation
         encounters = episode.evaluator.encounters.encounters
         new_rules = sorted({e.rule for e in encounters[seen_encounters:]})

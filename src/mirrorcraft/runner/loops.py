@@ -81,6 +81,7 @@ class Recorder:
             asdict(job.condition),
             self.run_id,
             component_of(fault, entry.endpoint, job.backend),
+            None if fault.failed_attempts is None else dict(fault.failed_attempts),
         )
         self.progress.failed += 1
         self.progress.fault_kinds[fault.kind] += 1

@@ -45,6 +45,7 @@ FAULT_COLUMNS = {
     "run_id": "TEXT NOT NULL DEFAULT ''",
     "at": "TEXT NOT NULL DEFAULT ''",
     "component": "TEXT NOT NULL DEFAULT ''",
+    "failed_attempts": "TEXT NOT NULL DEFAULT ''",
 }
 
 OK = "ok"
@@ -218,10 +219,13 @@ class ResultStore:
         condition: dict[str, Any],
         run_id: str = "",
         component: str = "",
+        failed_attempts: dict[str, int] | None = None,
     ) -> None:
         """Record an infrastructure fault; the episode stays pending and is rerun.
 
-        ``component`` names what failed (a model endpoint, the game server, a worker).
+        ``component`` names what failed (a model endpoint, the game server, a worker);
+        ``failed_attempts`` the model-call attempts of the episode attempt that failed, by
+        kind (stored as JSON; '' when not known).
         The episode's row (unless it is already evaluated) holds the condition, the
         fault kind, the last message and how many faults it has had in all."""
         message = redact_text(message)[:2000]
@@ -230,9 +234,18 @@ class ResultStore:
                 "SELECT COUNT(*) FROM faults WHERE episode_id = ?", (episode_id,)
             ).fetchone()
             self.db.execute(
-                "INSERT INTO faults (episode_id, attempt, kind, message, run_id, at, component)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (episode_id, attempt + 1, kind, message, run_id, _now(), component),
+                "INSERT INTO faults (episode_id, attempt, kind, message, run_id, at, component,"
+                " failed_attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    episode_id,
+                    attempt + 1,
+                    kind,
+                    message,
+                    run_id,
+                    _now(),
+                    component,
+                    "" if failed_attempts is None else json.dumps(failed_attempts, sort_keys=True),
+                ),
             )
             exists = self.db.execute(
                 "SELECT status FROM episodes WHERE episode_id = ?", (episode_id,)
