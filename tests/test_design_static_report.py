@@ -134,6 +134,33 @@ def test_a_change_shadowed_by_another_is_reported() -> None:
             "off_route",
         ),
         ({**IRON_DIRT, "sheet": ""}, "missing_sheet"),
+        # Text that is no resource id at all, as a designer may write it.
+        ({**IRON_DIRT, "targets": [""]}, "not_in_catalog"),
+        ({**IRON_DIRT, "targets": ["#"]}, "not_in_catalog"),
+        ({**IRON_DIRT, "drops": [{"item": "Iron Ingot!", "count": 1}]}, "not_in_catalog"),
+        (
+            {
+                "op": "recipe_output",
+                "select": {"result_tag": "#minecraft:no such tag"},
+                "count": 2,
+                "sheet": "Planks come two to a log.",
+            },
+            "not_in_catalog",
+        ),
+        (
+            {
+                "op": "cooking_result",
+                "input": "raw iron",
+                "stations": ["furnace"],
+                "item": "iron_ingot",
+                "sheet": "Raw iron smelts as ever.",
+            },
+            "not_in_catalog",
+        ),
+        (
+            {"op": "entity_loot", "target": "", "drops": [{"item": "leather"}], "sheet": "x" * 20},
+            "not_in_catalog",
+        ),
         (
             {
                 "op": "recipe_output",
@@ -149,6 +176,22 @@ def test_bad_candidates_get_hard_failures_not_exceptions(change: dict[str, Any],
     report = mirror_report(suite(LOG_PLANKS, change), TWO).report
     assert code in codes(report)
     assert not report.ok
+
+
+def test_a_result_tag_may_be_written_with_a_hash_like_a_block_tag() -> None:
+    planks = {
+        "op": "recipe_output",
+        "select": {"result_tag": "#minecraft:planks", "type": "crafting_shapeless"},
+        "count": 2,
+        "sheet": "A log crafts into 2 planks of its kind.",
+    }
+    plain = mirror_report(
+        suite({**planks, "select": {**planks["select"], "result_tag": "planks"}}), TWO
+    )
+    hashed = mirror_report(suite(planks), TWO)
+    assert hashed.report.compiled and "not_in_catalog" not in codes(hashed.report)
+    assert hashed.suite is not None and plain.suite is not None
+    assert hashed.suite.zip_bytes() == plain.suite.zip_bytes()
 
 
 def test_ids_and_selected_tasks_are_checked() -> None:

@@ -96,6 +96,39 @@ def test_overrides_sit_at_vanilla_resource_locations() -> None:
             },
             "stations",
         ),
+        # Not resource ids at all: a message naming the change, not a bare ValueError.
+        (
+            {
+                "op": "block_drops",
+                "targets": [""],
+                "mode": "add",
+                "drops": [{"item": "dirt"}],
+                "sheet": "x",
+            },
+            r"changes\[0\]: not a valid resource id",
+        ),
+        (
+            {
+                "op": "block_drops",
+                "targets": ["#"],
+                "mode": "add",
+                "drops": [{"item": "dirt"}],
+                "sheet": "x",
+            },
+            r"changes\[0\]: not a valid resource id",
+        ),
+        (
+            {"op": "recipe_output", "targets": ["Oak Planks"], "count": 2, "sheet": "x"},
+            r"changes\[0\]: not a valid resource id",
+        ),
+        (
+            {"op": "recipe_output", "select": {"result_tag": "#"}, "count": 2, "sheet": "x"},
+            r"changes\[0\]: not a valid resource id",
+        ),
+        (
+            {"op": "entity_loot", "target": "a cow", "drops": [{"item": "dirt"}], "sheet": "x"},
+            r"changes\[0\]: not a valid resource id",
+        ),
     ],
 )
 def test_bad_manifests_are_rejected_with_a_message(

@@ -113,11 +113,15 @@ class _Compiler:
     def fail(self, index: int, message: str) -> ManifestError:
         return ManifestError(f"suite {self.m.id}: changes[{index}]: {message}")
 
-    def item(self, index: int, raw: str) -> str:
+    def id(self, index: int, raw: str) -> str:
+        """``normalize_id``, failing with the change's index instead of a bare ValueError."""
         try:
-            name = normalize_id(raw)
+            return normalize_id(raw)
         except ValueError as exc:
             raise self.fail(index, str(exc)) from None
+
+    def item(self, index: int, raw: str) -> str:
+        name = self.id(index, raw)
         if name not in self.v.game.items:
             raise self.fail(index, f"unknown item {raw!r}")
         return name
@@ -146,13 +150,14 @@ class _Compiler:
     def recipe_output(self, i: int, ch: RecipeOutput) -> None:
         targets: list[str] = []
         for raw in ch.targets:
-            loc = full_id(normalize_id(raw))
+            loc = full_id(self.id(i, raw))
             recipe = self.v.recipes.get(loc)
             if not isinstance(recipe, ShapedRecipe | ShapelessRecipe):
                 raise self.fail(i, f"no vanilla crafting recipe {loc!r}")
             targets.append(loc)
         if ch.select is not None:
-            tag = normalize_id(ch.select.result_tag)
+            # The tag may be written as block targets are, with a leading '#'.
+            tag = self.id(i, ch.select.result_tag.removeprefix("#"))
             if tag not in self.v.item_tags:
                 raise self.fail(i, f"unknown item tag {ch.select.result_tag!r}")
             members = self.v.item_tags[tag]
@@ -217,12 +222,12 @@ class _Compiler:
         blocks: list[str] = []
         for raw in targets:
             if raw.startswith("#"):
-                tag = normalize_id(raw[1:])
+                tag = self.id(i, raw[1:])
                 if tag not in self.v.block_tags:
                     raise self.fail(i, f"unknown block tag {raw!r}")
                 blocks.extend(sorted(self.v.block_tags[tag]))
             else:
-                name = normalize_id(raw)
+                name = self.id(i, raw)
                 if name not in self.v.game.blocks:
                     raise self.fail(i, f"unknown block {raw!r}")
                 blocks.append(name)
@@ -254,7 +259,7 @@ class _Compiler:
             self.write(i, "loot_tables", info.loot_table, doc)
 
     def entity_loot(self, i: int, ch: EntityLoot) -> None:
-        entity = normalize_id(ch.target)
+        entity = self.id(i, ch.target)
         loc = f"minecraft:entities/{entity}"
         if ("loot_tables", loc) not in self.v.documents:
             raise self.fail(i, f"no vanilla loot table for entity {ch.target!r}")

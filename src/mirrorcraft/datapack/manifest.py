@@ -4,7 +4,7 @@ Operators (each names its target explicitly):
 
 ``recipe_output``
     Change the output item and/or count of vanilla crafting recipes (``targets``:
-    recipe locations, or ``select`` by result tag).
+    recipe locations, or ``select`` by result tag, ``planks`` or ``#minecraft:planks``).
 ``cooking_result``
     Make an input item cook into another result (item, count) at given stations;
     replaces the vanilla behaviour for that input or adds one where vanilla has none.

@@ -93,41 +93,47 @@ def neutral_rules() -> frozenset[str]:
     return frozenset(seen)
 
 
+def _id_or_none(raw: str) -> str | None:
+    """The bare id, or None for text that is no resource id (``""``, ``"#"``, ``"#tag"``)."""
+    try:
+        return normalize_id(raw)
+    except ValueError:
+        return None
+
+
 def _check_allowlist(report: StaticReport, m: Manifest, cat: MirrorCatalog) -> None:
     def outside(i: int, what: str, value: str) -> None:
         report.fail("not_in_catalog", f"{what} {value!r} is not in the catalog", change=i)
 
     def item_ok(i: int, raw: str, what: str = "output item") -> None:
-        try:
-            name = normalize_id(raw)
-        except ValueError:
-            name = raw
-        if raw != "{crafted}" and name not in cat.outputs:
+        if raw != "{crafted}" and _id_or_none(raw) not in cat.outputs:
             outside(i, what, raw)
 
     for i, ch in enumerate(m.changes):
         if isinstance(ch, RecipeOutput):
             for t in ch.targets:
-                if full_id(normalize_id(t)) not in cat.crafting:
+                recipe = _id_or_none(t)
+                if recipe is None or full_id(recipe) not in cat.crafting:
                     outside(i, "crafting recipe", t)
-            if ch.select is not None and normalize_id(ch.select.result_tag) not in cat.result_tags:
-                outside(i, "result tag", ch.select.result_tag)
+            tag = ch.select.result_tag if ch.select is not None else None
+            if tag is not None and _id_or_none(tag.removeprefix("#")) not in cat.result_tags:
+                outside(i, "result tag", tag)
             if ch.item is not None:
                 item_ok(i, ch.item)
         elif isinstance(ch, CookingResult):
-            if normalize_id(ch.input) not in cat.processing_inputs:
+            if _id_or_none(ch.input) not in cat.processing_inputs:
                 outside(i, "processing input", ch.input)
             item_ok(i, ch.item)
         elif isinstance(ch, BlockDrops):
             for t in ch.targets:
                 known = (
-                    normalize_id(t[1:]) in cat.block_tags
+                    _id_or_none(t[1:]) in cat.block_tags
                     if t.startswith("#")
-                    else normalize_id(t) in cat.blocks
+                    else _id_or_none(t) in cat.blocks
                 )
                 if not known:
                     outside(i, "block target", t)
-        elif isinstance(ch, EntityLoot) and normalize_id(ch.target) not in cat.entities:
+        elif isinstance(ch, EntityLoot) and _id_or_none(ch.target) not in cat.entities:
             outside(i, "entity", ch.target)
         for d in getattr(ch, "drops", ()):
             item_ok(i, d.item)
