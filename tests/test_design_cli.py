@@ -10,7 +10,7 @@ import pytest
 
 from mirrorcraft.cli import main
 from mirrorcraft.design.run import make_kind
-from mirrorcraft.llm.fakeserver import FakeOpenAIServer, Reply
+from mirrorcraft.llm.fakeserver import Fail, FakeOpenAIServer, Reply
 from mirrorcraft.world.registry import load_custom_world
 from mirrorcraft.world.spec import load_spec
 from mirrorcraft.worldgen import compile_biome_pack, validate_zip
@@ -200,3 +200,22 @@ def test_an_unwritable_output_folder_is_one_clear_line(
     assert main(["server", "worldgen", "--biome", "plains", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("\n") == 1 and str(blocker) in err
+
+
+@pytest.mark.parametrize(
+    ("fault", "fragment"),
+    [(Fail(401, "bad key"), "HTTP 401"), (Fail(404), "HTTP 404"), (Fail(400), "HTTP 400")],
+)
+def test_an_endpoint_that_refuses_the_setup_is_one_line_and_the_log_is_closed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fault: Fail, fragment: str
+) -> None:
+    out = tmp_path / "refused"
+    with FakeOpenAIServer(default=fault) as server:
+        assert main(_llm_args(server, out)) == 2
+        assert server.requests == 1  # a refusal is not retried, nor asked again next round
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err and err.count("\n") == 1
+    assert "design_log.jsonl" in err
+    log = log_of(out)
+    assert [r["event"] for r in log] == ["start", "end"]
+    assert log[-1]["accepted"] is False and fragment in log[-1]["message"]

@@ -143,5 +143,7 @@ async def _run_llm(
         raise UserError(str(exc)) from None
     try:
         return await run_llm(kind, client, settings, out, start, watch)
+    except LLMConfigError as exc:
+        raise UserError(f"{exc}; the design log is in {out / 'design_log.jsonl'}") from None
     finally:
         await close_client(client)

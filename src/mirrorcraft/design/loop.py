@@ -35,7 +35,14 @@ from mirrorcraft.design.contracts import JudgeVerdict, canonical, read_designer,
 from mirrorcraft.design.conversation import Conversation, Usage
 from mirrorcraft.design.kinds import BiomeKind, Candidate, ControlsResult, MirrorKind
 from mirrorcraft.design.report import not_run
-from mirrorcraft.llm.base import CallMeta, LLMClient, LLMUnavailable, Message, Sampling
+from mirrorcraft.llm.base import (
+    CallMeta,
+    LLMClient,
+    LLMConfigError,
+    LLMUnavailable,
+    Message,
+    Sampling,
+)
 
 Kind = MirrorKind | BiomeKind
 Watch = Callable[[str, bool], None]
@@ -314,6 +321,15 @@ class Designer:
                 )
         except LLMUnavailable as exc:
             outcome = DesignOutcome(False, f"the model endpoint failed: {exc}")
+        except LLMConfigError as exc:
+            # Refused credentials, an unknown model, a rejected request: no later round can
+            # succeed. The log still gets its end record; the caller reports the setting.
+            self._end(DesignOutcome(False, f"the model endpoint refused the setup: {exc}"))
+            raise
+        self._end(outcome)
+        return outcome
+
+    def _end(self, outcome: DesignOutcome) -> None:
         self.log.write(
             {
                 "event": "end",
@@ -322,7 +338,6 @@ class Designer:
                 "usage": self.usage.to_json(),
             }
         )
-        return outcome
 
 
 def static_design(
