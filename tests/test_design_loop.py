@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from mirrorcraft.backends.rulesets import resolve_rules
 from mirrorcraft.datapack.compiler import compile_manifest
 from mirrorcraft.datapack.manifest import load_manifest_file
-from mirrorcraft.design.kinds import BiomeKind, MirrorKind
-from mirrorcraft.design.loop import DesignOutcome, DesignSettings
+from mirrorcraft.design.kinds import BiomeKind, ControlsResult, MirrorKind
+from mirrorcraft.design.loop import DesignLog, DesignOutcome, DesignSettings
 from mirrorcraft.design.run import initial_spec, make_kind, run_llm
 from mirrorcraft.llm.base import CallMeta, Message
 from mirrorcraft.llm.mock import FaultPlan, MockLLM
@@ -179,6 +180,49 @@ def test_a_designer_that_never_converges_stops_at_the_round_limit(tmp_path: Path
     assert [r["event"] for r in log] == ["start", "round", "round", "end"]
     assert log[-1]["accepted"] is False and log[-1]["usage"]["calls"] == 4
     assert files == [] and not (tmp_path / "D01.yaml").exists()
+
+
+def test_a_rerun_into_the_folder_keeps_the_accepted_design_its_log_and_its_controls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A later run into a folder holding an accepted suite appends to the log, and when it
+    accepts nothing it leaves that suite's files alone: its own failed controls go to
+    controls_failed.json, never over the accepted suite's controls.json."""
+    kind = make_kind("mirror", TWO)
+
+    def controls(passed: bool) -> None:
+        summary = {"passed": passed, "rows": 1, "rows_passed": int(passed), "failures": []}
+        result = ControlsResult(
+            passed, [] if passed else ["plains-1 D01 diamond: no route"], summary
+        )
+        monkeypatch.setattr(kind, "controls", lambda cand: result)
+
+    controls(True)
+    outcome, _files, _log = run(kind, Script([design(GOOD)], [verdict("accept")]), tmp_path, 1)
+    assert outcome.accepted
+    kept = {
+        n: (tmp_path / n).read_bytes() for n in ("D01.yaml", "controls.json", "static_report.json")
+    }
+    controls(False)
+    outcome, files, log = run(kind, Script([design(GOOD)], [verdict("accept")]), tmp_path, 1)
+    assert not outcome.accepted and [p.name for p in files] == ["controls_failed.json"]
+    assert {n: (tmp_path / n).read_bytes() for n in kept} == kept
+    assert not json.loads((tmp_path / "controls_failed.json").read_text())["passed"]
+    assert [r["event"] for r in log] == ["start", "round", "end", "start", "round", "end"]
+    assert [r["outcome"] for r in log if r["event"] == "round"] == ["accepted", "controls_failed"]
+    # A run that accepts again replaces the suite and clears the stale failure.
+    controls(True)
+    outcome, files, log = run(kind, Script([design(GOOD)], [verdict("accept")]), tmp_path, 1)
+    assert outcome.accepted and not (tmp_path / "controls_failed.json").exists()
+    assert [r["event"] for r in log].count("start") == 3
+    assert not list(tmp_path.glob(".*.partial"))
+
+
+def test_a_killed_runs_last_line_does_not_spoil_the_next_runs_log(tmp_path: Path) -> None:
+    (tmp_path / "design_log.jsonl").write_text('{"event": "start"}\n{"event": "ro', "utf-8")
+    DesignLog(tmp_path / "design_log.jsonl").write({"event": "start", "kind": "mirror"})
+    lines = (tmp_path / "design_log.jsonl").read_text().splitlines()
+    assert lines[1] == '{"event": "ro' and json.loads(lines[2])["kind"] == "mirror"
 
 
 def test_the_log_counts_calls_answered_from_the_cache_apart(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ the deterministic controls on an accepted candidate, and which files to write.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,15 @@ def _dump_yaml(doc: dict[str, Any]) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
 
 
+def write_atomic(path: Path, data: str | bytes) -> Path:
+    """Write beside ``path`` and rename over it: a killed run leaves the old file or the new
+    one, never half of one that ``suites check`` or ``run`` would then trip on."""
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    os.replace(tmp, path)
+    return path
+
+
 class MirrorKind:
     name = "mirror"
     template = "design_mirror"
@@ -152,17 +162,15 @@ class MirrorKind:
         manifest, suite = cand.value.manifest, cand.value.suite
         assert isinstance(manifest, Manifest) and suite is not None
         base = out / manifest.id
-        files = {
-            base.with_suffix(".yaml"): _dump_yaml(
-                manifest.model_dump(mode="json", exclude_none=True)
+        # The manifest, the file a user points at, comes last.
+        return [
+            write_atomic(base.with_suffix(".zip"), suite.zip_bytes()),
+            write_atomic(base.with_suffix(".sheet.txt"), suite.render_sheet() + "\n"),
+            write_atomic(
+                base.with_suffix(".yaml"),
+                _dump_yaml(manifest.model_dump(mode="json", exclude_none=True)),
             ),
-            base.with_suffix(".sheet.txt"): suite.render_sheet() + "\n",
-        }
-        for path, text in files.items():
-            path.write_text(text, encoding="utf-8")
-        zip_path = base.with_suffix(".zip")
-        zip_path.write_bytes(suite.zip_bytes())
-        return [*files, zip_path]
+        ]
 
 
 class BiomeKind:
@@ -222,14 +230,15 @@ class BiomeKind:
         assert isinstance(cand.value, BiomeCandidate) and cand.value.spec is not None
         spec = cand.value.spec
         base = out / spec.biome
-        spec_path = base.with_suffix(".yaml")
-        spec_path.write_text(_dump_yaml(spec.model_dump(mode="json")), encoding="utf-8")
-        worlds = base.with_suffix(".worlds.json")
         doc = {"biome": spec.biome, "base": self.base, "worlds": cand.report.sections["worlds"]}
-        worlds.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        pack_path = base.with_suffix(".worldgen.zip")
-        pack_path.write_bytes(compile_biome_pack(spec).zip_bytes())
-        return [spec_path, worlds, pack_path]
+        # The spec, the file a user points at, comes last.
+        return [
+            write_atomic(
+                base.with_suffix(".worlds.json"), json.dumps(doc, indent=2, sort_keys=True) + "\n"
+            ),
+            write_atomic(base.with_suffix(".worldgen.zip"), compile_biome_pack(spec).zip_bytes()),
+            write_atomic(base.with_suffix(".yaml"), _dump_yaml(spec.model_dump(mode="json"))),
+        ]
 
 
 def known_biome(base: str) -> bool:

@@ -78,12 +78,21 @@ class DesignOutcome:
 
 
 class DesignLog:
-    """Appends one JSON object per line and flushes, so an interrupted run keeps its log."""
+    """Appends one JSON object per line and flushes, so an interrupted run keeps its log.
+
+    A run into a folder that already has a log appends to it (each run begins with its
+    ``start`` record): the log of the run that wrote an accepted spec is never lost.
+    """
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._fh = path.open("w", encoding="utf-8")
+        self._fh = path.open("a", encoding="utf-8")
+        if self._fh.tell() > 0:
+            with path.open("rb") as fh:
+                fh.seek(-1, 2)
+                if fh.read(1) != b"\n":
+                    self._fh.write("\n")  # a killed run's last line stays apart from ours
 
     def write(self, record: dict[str, Any]) -> None:
         self._fh.write(json.dumps(record, sort_keys=True, ensure_ascii=False, default=str) + "\n")

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mirrorcraft.design.kinds import BiomeKind, MirrorKind
+from mirrorcraft.design.kinds import BiomeKind, MirrorKind, write_atomic
 from mirrorcraft.design.loop import (
     Designer,
     DesignLog,
@@ -26,6 +26,7 @@ from mirrorcraft.llm.base import LLMClient
 from mirrorcraft.safeload import DataError, load_yaml_file
 
 LOG_NAME = "design_log.jsonl"
+FAILED_CONTROLS_NAME = "controls_failed.json"
 
 
 class DesignInputError(Exception):
@@ -94,22 +95,25 @@ def initial_spec(kind: MirrorKind | BiomeKind, path: Path | None, seed: int) -> 
 
 
 def _write_results(kind: MirrorKind | BiomeKind, outcome: DesignOutcome, out: Path) -> list[Path]:
-    files: list[Path] = []
-    if outcome.accepted and outcome.candidate is not None:
-        files += kind.write(outcome.candidate, out)
-        report = out / "static_report.json"
-        report.write_text(
-            json.dumps(outcome.candidate.report.to_json(), indent=2, sort_keys=True) + "\n",
-            encoding="utf-8",
-        )
-        files.append(report)
+    """The accepted candidate's files, or the failed controls of a run that accepted none.
+
+    ``static_report.json`` and ``controls.json`` always belong to the accepted spec beside
+    them: a later run into the same folder that accepts nothing leaves them (and that spec)
+    alone and writes its last controls summary to ``controls_failed.json`` instead.
+    """
+
+    def dump(doc: dict[str, Any]) -> str:
+        return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+    if not (outcome.accepted and outcome.candidate is not None):
+        if outcome.controls is None:
+            return []
+        return [write_atomic(out / FAILED_CONTROLS_NAME, dump(outcome.controls.summary))]
+    files = [write_atomic(out / "static_report.json", dump(outcome.candidate.report.to_json()))]
     if outcome.controls is not None:
-        controls = out / "controls.json"
-        controls.write_text(
-            json.dumps(outcome.controls.summary, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-        )
-        files.append(controls)
-    return files
+        files.append(write_atomic(out / "controls.json", dump(outcome.controls.summary)))
+    (out / FAILED_CONTROLS_NAME).unlink(missing_ok=True)
+    return files + kind.write(outcome.candidate, out)
 
 
 async def run_llm(
