@@ -28,7 +28,7 @@ from mirrorcraft.evaluator.tasks import (
     techtree_tasks,
 )
 from mirrorcraft.runner.techtree_controls import OracleRun, run_techtree_controls
-from mirrorcraft.world.registry import world_ids
+from mirrorcraft.world.registry import UnknownWorldError, world_ids
 
 TABLE = Path(__file__).resolve().parent.parent / "src" / "mirrorcraft" / "data" / "techtree.yaml"
 
@@ -70,11 +70,19 @@ def main(argv: list[str] | None = None) -> int:
     except UnknownTaskError as exc:
         parser.error(str(exc))
     worlds = args.world or world_ids()
-    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError:
+        parser.error(f"--seeds must be whole numbers, comma-separated (got {args.seeds!r})")
+    if not seeds:
+        parser.error("--seeds names no seed: no oracle run would back a budget")
 
     runs: list[OracleRun] = []
     for seed in seeds:
-        report = run_techtree_controls(worlds, [], tasks, seed=seed, budget=args.cap)
+        try:
+            report = run_techtree_controls(worlds, [], tasks, seed=seed, budget=args.cap)
+        except UnknownWorldError as exc:
+            parser.error(str(exc))
         runs += report.oracle
 
     head = f"{'task':<38}{'group':<10}{'worst':>6}  {'where':<16}{'budget':>7}{'suggest':>8}  note"

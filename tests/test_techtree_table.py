@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path, PurePosixPath
 
@@ -152,3 +153,26 @@ def test_easy_and_hard_groups_and_the_families_the_body_cannot_do() -> None:
     # No listed task belongs to one of those families.
     words = ("eat", "repair", "trade")
     assert not [t for t in techtree_tasks() if set(t.split("_")) & set(words)]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--seeds", ""], "names no seed"),
+        (["--seeds", "1,x"], "whole numbers"),
+        (["--seeds", "1", "--world", "nowhere"], "unknown world 'nowhere'"),
+    ],
+)
+def test_the_calibration_script_refuses_input_that_backs_no_budget(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty seed list used to print FAILED for every task and exit 0; a bad seed or
+    world ended in a traceback."""
+    path = Path(__file__).resolve().parent.parent / "scripts" / "calibrate_techtree.py"
+    spec = importlib.util.spec_from_file_location("calibrate_techtree", path)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    with pytest.raises(SystemExit) as stop:
+        script.main(["--task", "obtain_logs", *args])
+    assert stop.value.code == 2 and message in capsys.readouterr().err
