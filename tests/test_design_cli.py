@@ -165,6 +165,7 @@ def test_without_an_accepted_candidate_the_exit_is_non_zero_and_the_log_is_kept(
         assert main(_llm_args(server, out)) == 1
     printed = capsys.readouterr().out
     assert "design not accepted" in printed and "design_log.jsonl" in printed
+    assert "the designer's reply could not be used: the reply holds no JSON object" in printed
     assert [r["event"] for r in log_of(out)] == ["start", "round", "end"]
 
 

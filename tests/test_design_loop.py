@@ -177,6 +177,10 @@ def test_a_designer_that_never_converges_stops_at_the_round_limit(tmp_path: Path
     outcome, files, log = run(make_kind("mirror", TWO), script, tmp_path, rounds=2)
     assert not outcome.accepted
     assert "no candidate was accepted within 2 round(s)" in outcome.message
+    # The closing message says why the last round failed, not only its outcome code.
+    assert "judge verdict revise" in outcome.message
+    assert "judge deems iron_armor, diamond unsolvable" in outcome.message
+    assert "first hard failure: no_route: iron_armor has no route" in outcome.message
     assert [r["event"] for r in log] == ["start", "round", "round", "end"]
     assert log[-1]["accepted"] is False and log[-1]["usage"]["calls"] == 4
     assert files == [] and not (tmp_path / "D01.yaml").exists()

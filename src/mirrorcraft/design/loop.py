@@ -56,6 +56,7 @@ def quiet(note: str, step_done: bool) -> None:
 DESIGNER_SAMPLING = Sampling(temperature=0.7, max_tokens=8192)
 """The paper's temperature; more tokens than an agent call, as a full spec is long."""
 JUDGE_SAMPLING = Sampling(temperature=0.7, max_tokens=4096)
+WHY_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,8 @@ class Round:
     judge: dict[str, Any]
     accepted: Candidate | None = None
     controls: ControlsResult | None = None
+    why: str = ""
+    """Why the round did not accept, in one line (for the run's closing message)."""
 
 
 class Designer:
@@ -223,6 +226,7 @@ class Designer:
                 record,
                 "designer_reply_unusable",
                 Round("", state.spec, state.report, not_run(name, why)),
+                f"the designer's reply could not be used: {ex.problem}",
             )
         record["designer"].update(
             summary=reply.design_summary, resolved_feedback=list(reply.resolved_feedback)
@@ -232,8 +236,12 @@ class Designer:
         record.update(spec=reply.spec, static_report=report)
         if not cand.report.compiled:
             why = "the judge did not run: the candidate does not compile"
+            errors = report.get("validation_errors") or ["it does not compile"]
             return self._finish(
-                record, "invalid_spec", Round("", reply.spec, report, not_run(name, why))
+                record,
+                "invalid_spec",
+                Round("", reply.spec, report, not_run(name, why)),
+                f"the candidate is invalid: {errors[0]}",
             )
         jmeta = CallMeta(
             "judge",
@@ -264,7 +272,11 @@ class Designer:
         reasons = _reasons(cand, verdict, self.tasks)
         if reasons:
             record["reasons"] = reasons
-            return self._finish(record, "not_accepted", Round("", reply.spec, report, judged))
+            why = "; ".join(reasons)
+            if cand.report.hard_failures:
+                first = cand.report.hard_failures[0]
+                why += f"; first hard failure: {first.code}: {first.message}"
+            return self._finish(record, "not_accepted", Round("", reply.spec, report, judged), why)
         self.watch(f"round {rnd}: controls", False)
         controls = await run_controls_for(kind, cand)
         record["controls"] = controls.summary
@@ -278,13 +290,17 @@ class Designer:
             record,
             "controls_failed",
             Round("", reply.spec, cand.report.to_json(), judged, None, controls),
+            f"{len(controls.failures)} control failure(s), first: {controls.failures[0]}"
+            if controls.failures
+            else "the controls failed",
         )
 
-    def _finish(self, record: dict[str, Any], outcome: str, state: Round) -> Round:
+    def _finish(self, record: dict[str, Any], outcome: str, state: Round, why: str = "") -> Round:
         record["outcome"] = outcome
         self.log.write(record)
         self.watch(f"round {record['round']}: {outcome}", True)
         state.outcome = outcome
+        state.why = why if len(why) <= WHY_CHARS else why[: WHY_CHARS - 3] + "..."
         return state
 
     async def run(self, initial_spec: dict[str, Any]) -> DesignOutcome:
@@ -323,7 +339,8 @@ class Designer:
                 outcome = DesignOutcome(
                     False,
                     f"no candidate was accepted within {self.settings.rounds} round(s); "
-                    f"the last round ended with {state.outcome}",
+                    f"the last round ended with {state.outcome}"
+                    + (f" ({state.why})" if state.why else ""),
                     None,
                     state.controls,
                     self.settings.rounds,
