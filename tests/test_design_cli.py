@@ -10,7 +10,7 @@ import pytest
 
 from mirrorcraft.cli import main
 from mirrorcraft.design.run import make_kind
-from mirrorcraft.llm.fakeserver import Fail, FakeOpenAIServer, Reply
+from mirrorcraft.llm.fakeserver import Fail, FakeOpenAIServer, Hang, Reply
 from mirrorcraft.world.registry import load_custom_world
 from mirrorcraft.world.spec import load_spec
 from mirrorcraft.worldgen import compile_biome_pack, validate_zip
@@ -220,3 +220,18 @@ def test_an_endpoint_that_refuses_the_setup_is_one_line_and_the_log_is_closed(
     log = log_of(out)
     assert [r["event"] for r in log] == ["start", "end"]
     assert log[-1]["accepted"] is False and fragment in log[-1]["message"]
+
+
+def test_timeout_limits_each_design_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--timeout reaches the client: a call that hangs is cut off after it and asked again
+    (without it, the client's 60 s default would hold the hanging call for 30 s)."""
+    out = tmp_path / "slow"
+    with FakeOpenAIServer(default=Reply("no design today")) as server:
+        server.script(Hang(30.0))
+        assert main([*_llm_args(server, out), "--timeout", "0.5"]) == 1
+        assert server.requests == 3  # the cut-off call, its retry, the repair call
+    assert "the designer's reply could not be used" in capsys.readouterr().out
+    assert main([*_llm_args(server, out), "--timeout", "0"]) == 2
+    assert "timeout_s" in capsys.readouterr().err

@@ -36,6 +36,14 @@ def add_parser(sub: Any) -> None:
         q.add_argument("--base-url", help="OpenAI-compatible API root of the model")
         q.add_argument("--api-key-env", help="environment variable holding the API key")
         q.add_argument("--rounds", type=int, default=4, help="designer/judge rounds (default 4)")
+        q.add_argument(
+            "--timeout",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help="limit for one model call (default 60); a whole spec is a long reply, so raise "
+            "it for a slow endpoint rather than have each call cut off and asked again",
+        )
         q.add_argument("--constraints", default="", help="what you want from the design, in words")
         q.add_argument("--spec", help="starting spec (YAML/JSON); default: sampler draw or base")
         q.add_argument("--seed", type=int, default=0, help="seed of the sampler (default 0)")
@@ -138,6 +146,7 @@ async def _run_llm(
             args.api_key_env,
             cache_path=out / "llm_cache.sqlite",
             cache_scope=f"design-{kind.name}-{args.seed}",
+            **({} if args.timeout is None else {"timeout_s": args.timeout}),
         )
     except LLMConfigError as exc:
         raise UserError(str(exc)) from None
