@@ -346,7 +346,11 @@ class Designer:
                     self.settings.rounds,
                 )
         except LLMUnavailable as exc:
-            hint = "; a slow model needs a longer call timeout (--timeout)" if exc.kind == "timeout" else ""
+            hint = (
+                "; a slow model needs a longer call timeout (--timeout)"
+                if exc.kind == "timeout"
+                else ""
+            )
             outcome = DesignOutcome(False, f"the model endpoint failed: {exc}{hint}")
         except LLMConfigError as exc:
             # Refused credentials, an unknown model, a rejected request: no later round can
