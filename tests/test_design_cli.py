@@ -182,6 +182,10 @@ def test_without_an_accepted_candidate_the_exit_is_non_zero_and_the_log_is_kept(
         ),
         (["mirror", "--static-only", "--rounds", "0"], "at least 1"),
         (["mirror", "--static-only", "--spec", "mine.yaml"], "samples its own proposals"),
+        # An id no candidate may carry would fail every round (paid calls) or attempt.
+        (["mirror", "--static-only", "--id", "M01"], "already taken by a packaged rule set"),
+        (["mirror", "--static-only", "--id", "ir"], "3+ characters"),
+        (["mirror", "--static-only", "--id", "../up"], "use 1-32 letters"),
     ],
 )
 def test_bad_input_is_one_clear_line(

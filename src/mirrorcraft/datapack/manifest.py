@@ -29,6 +29,7 @@ from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.safeload import DataError, load_yaml_file
 
 MANIFEST_VERSION = 1
+SUITE_ID_PATTERN = r"^[A-Za-z0-9_.-]{1,32}$"
 
 
 class _Strict(BaseModel):
@@ -95,7 +96,7 @@ Change = Annotated[
 class Manifest(_Strict):
     schema_version: Literal[1] = 1
     kind: Literal["mirror"] = "mirror"
-    id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,32}$")
+    id: str = Field(pattern=SUITE_ID_PATTERN)
     name: str
     form: str = ""
     description: str = ""

@@ -146,15 +146,23 @@ def _check_allowlist(report: StaticReport, m: Manifest, cat: MirrorCatalog) -> N
             )
 
 
+def id_problems(suite_id: str, allow_packaged: bool = False) -> list[str]:
+    """Why a suite id cannot be a designed suite's (empty when it can)."""
+    out = []
+    if not allow_packaged and (find_suite(suite_id) is not None or suite_id.lower() == "vanilla"):
+        out.append(f"id {suite_id!r} is already taken by a packaged rule set")
+    vanilla = vanilla_rules()
+    names = set(vanilla.game.items) | set(vanilla.game.blocks)
+    if len(suite_id) < 3 or any(suite_id.lower() in n for n in names):
+        out.append(f"id {suite_id!r} must be 3+ characters and not part of an item name")
+    return out
+
+
 def _check_design(
     report: StaticReport, m: Manifest, tasks: tuple[str, ...], allow_packaged: bool
 ) -> None:
-    vanilla = vanilla_rules()
-    if not allow_packaged and (find_suite(m.id) is not None or m.id.lower() == "vanilla"):
-        report.fail("bad_id", f"id {m.id!r} is already taken by a packaged rule set")
-    names = set(vanilla.game.items) | set(vanilla.game.blocks)
-    if len(m.id) < 3 or any(m.id.lower() in n for n in names):
-        report.fail("bad_id", f"id {m.id!r} must be 3+ characters and not part of an item name")
+    for problem in id_problems(m.id, allow_packaged):
+        report.fail("bad_id", problem)
     if sorted(m.selected_tasks) != sorted(tasks):
         report.fail(
             "task_mismatch",

@@ -61,6 +61,17 @@ def make_kind(
                 f"task {task!r} cannot be designed for: its milestones are not vanilla advancements"
             )
     if kind == "mirror":
+        import re
+
+        from mirrorcraft.datapack.manifest import SUITE_ID_PATTERN
+        from mirrorcraft.design.mirror_report import id_problems
+
+        # Every candidate must carry this id: one no candidate may have fails every round.
+        if not re.fullmatch(SUITE_ID_PATTERN, suite_id):
+            raise DesignInputError(f"--id {suite_id!r}: use 1-32 letters, digits, '_', '.' or '-'")
+        problems = id_problems(suite_id)
+        if problems:
+            raise DesignInputError(f"--id: {problems[0]}")
         return MirrorKind(tasks, suite_id)
     if not known_biome(base):
         from mirrorcraft.design.biome_catalog import packaged_biomes
