@@ -79,6 +79,11 @@ def start_problem(agent: str, store: str) -> str | None:
 
 
 def _load_plugin(agent: PluginAgent, store: str | None, writable: bool) -> int:
+    if agent.init_error is not None:  # no instance: its episode ends in start, nothing learnt
+        if store is None:
+            return 0
+        with KnowledgeStore.open(store, read_only=True) as opened:
+            return opened.version
     if not agent.keeps_memory:
         if store is None and not writable:
             return 0

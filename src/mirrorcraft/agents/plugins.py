@@ -52,6 +52,17 @@ class PluginError(Exception):
     """A user agent cannot be found, imported, or given its options; one line for people."""
 
 
+class AgentInitError(Exception):
+    """The user's class raised while this episode's instance was built (after the one built
+    before the run had succeeded): raised by ``PluginAgent.start``, it ends the episode as
+    the agent's outcome (``agent_error`` ``in __init__: ...``), as an exception in ``start``
+    does; ``original`` is what the constructor raised."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
 @dataclass(frozen=True)
 class AgentOrigin:
     """Where an agent came from, as episode records store it (``agent_origin``)."""
@@ -372,9 +383,19 @@ def usage_problem(usage: Any) -> str | None:
 class PluginAgent:
     """A user's agent object behind the runner's Agent protocol (see the module docstring)."""
 
-    def __init__(self, name: str, inner: Any, client: LLMClient | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        inner: Any,
+        client: LLMClient | None = None,
+        *,
+        init_error: BaseException | None = None,
+    ) -> None:
         self.name = name
         self.inner = inner
+        self.init_error = init_error
+        """What the class raised when this episode's instance was built (``inner`` is then
+        None); ``start`` raises it as ``AgentInitError``."""
         self.cross_episode_memory = bool(getattr(inner, "cross_episode_memory", False))
         self.client = MeteredClient(client) if client is not None else None
         self.unreported_usage = Usage()
@@ -386,6 +407,8 @@ class PluginAgent:
         """A plain ``act`` of an agent on the event loop runs in a thread (``agents/threaded.py``)."""
 
     def start(self, ctx: EpisodeContext) -> None:
+        if self.init_error is not None:
+            raise AgentInitError(self.init_error)
         if self.client is not None:
             self.client.reset()
             ctx = replace(ctx, client=self.client)
@@ -458,14 +481,23 @@ def build_plugin(
     agent_id: str,
     options: Mapping[str, Any] | None,
     client: LLMClient | None = None,
+    *,
+    in_episode: bool = False,
 ) -> PluginAgent:
-    """A fresh instance of the user agent ``name`` (import path or entry point)."""
+    """A fresh instance of the user agent ``name`` (import path or entry point).
+
+    A constructor that raises (or calls ``sys.exit``) is a ``PluginError`` before a run;
+    ``in_episode``, it is the episode's outcome: the agent returned raises it from ``start``
+    (``AgentInitError``), and the record says ``in __init__: ...``, never a dead worker."""
     cls = resolve(name).cls
     checked = check_options(name, options)
+    given = client if uses_model(name) else None
     try:
         inner = cls(options=checked) if hasattr(cls, "validate_options") else cls()
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
+        if in_episode:
+            return PluginAgent(agent_id, None, given, init_error=exc)
         raise PluginError(
-            f"agent {name!r}: creating {cls.__name__} failed: {type(exc).__name__}: {exc}"
+            f"agent {name!r}: creating {cls.__name__} failed: {exception_text(exc)}"
         ) from None
-    return PluginAgent(agent_id, inner, client if uses_model(name) else None)
+    return PluginAgent(agent_id, inner, given)

@@ -234,7 +234,11 @@ def make_agent(
         if is_plugin(name):
             try:
                 return build_plugin(
-                    name, label or name, options, model_client() if needs_model(name) else None
+                    name,
+                    label or name,
+                    options,
+                    model_client() if needs_model(name) else None,
+                    in_episode=True,
                 )
             except PluginError as exc:
                 raise UnknownAgentError(str(exc)) from None

@@ -16,6 +16,7 @@ from typing import Any
 
 from mirrorcraft import __version__
 from mirrorcraft.agents.base import Agent, EpisodeContext, Usage
+from mirrorcraft.agents.plugins import AgentInitError
 from mirrorcraft.backends.base import EpisodeBackend
 from mirrorcraft.backends.sim import SimEpisode, StepOutcome
 from mirrorcraft.body.actions import Action, parse_action
@@ -147,6 +148,8 @@ async def run_episode(
         )
     except (InfrastructureFault, WorkerStopped):
         raise
+    except AgentInitError as exc:  # its constructor raised: no instance to start
+        termination, agent_error = "agent_error", _agent_failure("__init__", exc.original)
     except AGENT_FAILURES as exc:  # the agent's own failure, before its first action
         termination, agent_error = "agent_error", _agent_failure("start", exc)
     obs = episode.observe()

@@ -1,0 +1,86 @@
+"""A user's Python agent failing in ways the adapter must turn into its own outcome: a
+constructor that raises in an episode (after the instance built before the run was
+fine), thoughts that a record should not hold whole, an async act that blocks the event
+loop. Each ends as a recorded ``agent_error`` or a bounded record, never a misattributed
+infrastructure fault, a lost record or a run that outlives its time limit."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mirrorcraft.agents import plugins
+from mirrorcraft.agents.memory import load_store
+from mirrorcraft.agents.registry import make_agent
+from mirrorcraft.backends.rulesets import vanilla_rules
+from mirrorcraft.evaluator.tasks import get_task
+from mirrorcraft.runner.episode import EpisodeSpec, run_episode
+from mirrorcraft.world.registry import load_world
+
+AGENTS = '''
+import sys
+
+
+class FailsLater:
+    """The first instance (the one built before the run) is fine; later ones fail."""
+    made = 0
+    def __init__(self):
+        type(self).made += 1
+        if type(self).made > 1:
+            raise RuntimeError("out of GPU memory")
+    def start(self, ctx):
+        pass
+    def act(self, obs):
+        return {"skill": "wait", "args": {}}
+
+
+class ExitsInInit(FailsLater):
+    def __init__(self):
+        sys.exit(5)
+'''
+
+
+@pytest.fixture
+def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    (tmp_path / "user_failing_t.py").write_text(textwrap.dedent(AGENTS))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plugins.resolve.cache_clear()
+    return "user_failing_t"
+
+
+def _play(agent: Any, budget: int = 4) -> Any:
+    vanilla = vanilla_rules()
+    task = get_task("diamond").with_budget(budget)
+    spec = EpisodeSpec("e", "x", "plains-1", "vanilla", task, agent.name, "m", "hidden", 0, 7)
+    return asyncio.run(run_episode(spec, agent, load_world("plains-1"), vanilla, vanilla))
+
+
+def test_a_constructor_failing_in_an_episode_is_the_agents_outcome(user_module: str) -> None:
+    """It was a worker fault ("internal error: UnknownAgentError ...", advice: out of
+    memory?), retried and never recorded, though the agent's own code had raised."""
+    name = f"{user_module}:FailsLater"
+    vanilla = vanilla_rules()
+    plugins.build_plugin(name, name, None)  # the instance built before the run is fine
+    with pytest.raises(plugins.PluginError, match="out of GPU memory"):
+        plugins.build_plugin(name, name, None)  # before a run: one line, nothing stored
+    agent = make_agent(name, active=vanilla, vanilla=vanilla)
+    assert load_store(agent, None, writable=True) == 0  # an accumulation episode loads nothing
+    record, steps = _play(agent)
+    assert record.termination == "agent_error" and steps == [] and record.actions_used == 0
+    assert record.agent_error == "in __init__: RuntimeError: out of GPU memory"
+
+
+def test_sys_exit_in_a_constructor_is_a_one_line_refusal_or_the_agents_outcome(
+    user_module: str,
+) -> None:
+    """Before the run it ended the command with the agent's exit status and no message."""
+    name = f"{user_module}:ExitsInInit"
+    with pytest.raises(plugins.PluginError, match="creating ExitsInInit failed: SystemExit: 5"):
+        plugins.build_plugin(name, name, None)
+    vanilla = vanilla_rules()
+    record, _steps = _play(make_agent(name, active=vanilla, vanilla=vanilla))
+    assert record.agent_error == "in __init__: SystemExit: 5"
