@@ -1,12 +1,15 @@
 """A user's Python agent failing in ways the adapter must turn into its own outcome: a
 constructor that raises in an episode (after the instance built before the run was
 fine), thoughts that a record should not hold whole, an async act that blocks the event
-loop. Each ends as a recorded ``agent_error`` or a bounded record, never a misattributed
-infrastructure fault, a lost record or a run that outlives its time limit."""
+loop; a label that would pass it off as a packaged agent. Each ends as a recorded
+``agent_error``, a bounded record or a one-line refusal, never a misattributed
+infrastructure fault, a lost record, a run that outlives its time limit or a table that
+shows one agent as another."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ from mirrorcraft.agents.registry import make_agent
 from mirrorcraft.backends.rulesets import vanilla_rules
 from mirrorcraft.evaluator.tasks import get_task
 from mirrorcraft.runner.episode import EpisodeSpec, run_episode
+from mirrorcraft.runner.spec import SpecError, parse_spec
 from mirrorcraft.world.registry import load_world
 
 AGENTS = '''
@@ -84,3 +88,34 @@ def test_sys_exit_in_a_constructor_is_a_one_line_refusal_or_the_agents_outcome(
     vanilla = vanilla_rules()
     record, _steps = _play(make_agent(name, active=vanilla, vanilla=vanilla))
     assert record.agent_error == "in __init__: SystemExit: 5"
+
+
+def _spec_with(agent: Any) -> dict[str, Any]:
+    return {
+        "schema_version": 1,
+        "name": "n",
+        "worlds": ["plains-1"],
+        "rules": ["vanilla", "M01"],
+        "tasks": ["diamond"],
+        "agents": [agent],
+    }
+
+
+@pytest.mark.parametrize("label", ["oracle", "react", "vanilla-planner", "mineevolve[no_curator]"])
+def test_a_label_that_names_a_packaged_agent_is_refused(label: str) -> None:
+    """Labelled ``oracle``, a user's agent was stored as the oracle and left out of every
+    benchmark table as a control; labelled ``react`` it was the configuration told the rules."""
+    with pytest.raises(SpecError, match=f"label '{re.escape(label)}' of agent 'my.mod:Agent'"):
+        parse_spec(_spec_with({"name": "my.mod:Agent", "label": label}), "s.yaml")
+    parse_spec(_spec_with({"name": "react", "label": "react"}), "s.yaml")  # its own name
+    parse_spec(_spec_with({"name": "my.mod:Agent", "label": "mine"}), "s.yaml")
+
+
+def test_a_mistake_in_an_agent_mapping_is_named_not_called_a_missing_string() -> None:
+    """Every error in an agent entry given as a mapping read "field 'agents.0.str': Input
+    should be a valid string" (the other branch of 'a name or a mapping')."""
+    with pytest.raises(SpecError) as caught:
+        parse_spec(_spec_with({"name": "my.mod:Agent", "lable": "x"}), "s.yaml")
+    assert str(caught.value) == "s.yaml: field 'agents.0.lable': Extra inputs are not permitted"
+    with pytest.raises(SpecError, match=r"field 'agents\.0': Input should be a valid string"):
+        parse_spec(_spec_with(5), "s.yaml")

@@ -26,7 +26,7 @@ from pydantic import (
     model_validator,
 )
 
-from mirrorcraft.agents.registry import needs_model
+from mirrorcraft.agents.registry import is_builtin, needs_model
 from mirrorcraft.evaluator.tasks import (
     MAX_BUDGET,
     UnknownTaskError,
@@ -104,6 +104,18 @@ class AgentEntry(BaseModel):
     @property
     def id(self) -> str:
         return self.label or self.name
+
+    @model_validator(mode="after")
+    def _label_is_not_another_agent(self) -> AgentEntry:
+        """A label that names a packaged configuration would pass one agent off as another
+        in the records: labelled ``oracle`` it becomes the control left out of every table,
+        labelled ``react`` it is the configuration told the rules."""
+        if self.label is not None and self.label != self.name and is_builtin(self.label):
+            raise ValueError(
+                f"label {self.label!r} of agent {self.name!r} is the name of a packaged agent; "
+                "records and tables would take one for the other: choose another label"
+            )
+        return self
 
 
 def repeated(values: Iterable[str]) -> str | None:
@@ -460,8 +472,28 @@ def parse_spec(raw: object, source: str) -> ExperimentSpec:
 
 
 def validation_message(exc: ValidationError, source: str) -> str:
-    """A spec's first validation error as one line: the file, the field's path, the problem."""
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    """A spec's first validation error as one line: the file, the field's path, the problem.
+
+    An entry that may be a name or a mapping (``agents``) fails both ways; when the mapping
+    was given, its own error is the one that says what is wrong (not "Input should be a
+    valid string"), and pydantic's names of the union's branches leave the path."""
+    errors = exc.errors()
+    first = next((e for e in errors if not _other_branch(e, errors)), errors[0])
+    where = ".".join(str(p) for p in first["loc"] if not _branch_name(p)) or "(top level)"
     message = first["msg"].removeprefix("Value error, ")
     return f"{source}: field {where!r}: {message}"
+
+
+def _branch_name(part: object) -> bool:
+    return isinstance(part, str) and (
+        part == "str" or part.startswith("function-") or part[:1].isupper()
+    )
+
+
+def _other_branch(error: Any, errors: list[Any]) -> bool:
+    """Whether ``error`` is the name branch of a union whose mapping branch failed too."""
+    loc = tuple(error["loc"])
+    if not loc or loc[-1] != "str" or not isinstance(error.get("input"), dict):
+        return False
+    prefix = loc[:-1]
+    return any(e is not error and tuple(e["loc"][: len(prefix)]) == prefix for e in errors)
