@@ -9,6 +9,7 @@ shows one agent as another."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -17,11 +18,13 @@ from typing import Any
 import pytest
 
 from mirrorcraft.agents import plugins
+from mirrorcraft.agents.base import USER_THOUGHT_LIMIT, Decision
 from mirrorcraft.agents.memory import load_store
 from mirrorcraft.agents.registry import make_agent
 from mirrorcraft.backends.rulesets import vanilla_rules
 from mirrorcraft.evaluator.tasks import get_task
 from mirrorcraft.runner.episode import EpisodeSpec, run_episode
+from mirrorcraft.runner.records import encode_step
 from mirrorcraft.runner.spec import SpecError, parse_spec
 from mirrorcraft.world.registry import load_world
 
@@ -119,3 +122,37 @@ def test_a_mistake_in_an_agent_mapping_is_named_not_called_a_missing_string() ->
     assert str(caught.value) == "s.yaml: field 'agents.0.lable': Extra inputs are not permitted"
     with pytest.raises(SpecError, match=r"field 'agents\.0': Input should be a valid string"):
         parse_spec(_spec_with(5), "s.yaml")
+
+
+class _Noter:
+    """Sends the thought it is given with a well-formed action."""
+
+    def __init__(self, thought: Any) -> None:
+        self.thought = thought
+
+    def start(self, ctx: Any) -> None:
+        pass
+
+    def act(self, obs: Any) -> Decision:
+        return Decision({"skill": "wait", "args": {}}, self.thought)
+
+
+def test_a_long_thought_is_kept_to_its_first_characters_as_a_remote_agents_is() -> None:
+    """A plugin returning a 10 MB thought at each step had it stored whole: a 50-step pair of
+    episodes made a 1 GB database."""
+    record, steps = _play(plugins.PluginAgent("p", _Noter("x" * 100_000)))
+    assert record.termination == "budget" and len(steps) == 4
+    assert all(s.thought == "x" * USER_THOUGHT_LIMIT for s in steps)
+
+
+@pytest.mark.parametrize(
+    ("thought", "kept"), [(None, ""), (42, "42"), ({"plan": 1}, "{'plan': 1}")]
+)
+def test_a_thought_that_is_not_text_does_not_hide_the_action_it_came_with(
+    thought: Any, kept: str
+) -> None:
+    """The step was stored with its (well-formed, played) action replaced by
+    ``unencodable_action`` because its thought was not JSON."""
+    _record, steps = _play(plugins.PluginAgent("p", _Noter(thought)))
+    doc = json.loads(encode_step(steps[0]).text)
+    assert doc["action"] == {"skill": "wait", "args": {}} and doc["thought"] == kept

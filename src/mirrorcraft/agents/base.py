@@ -109,6 +109,11 @@ def tally(kinds: Any) -> dict[str, int]:
     return out
 
 
+USER_THOUGHT_LIMIT = 2000
+"""The characters of a thought kept in the step trace for a user's agent (a Python plugin or
+a remote agent): the first ones; a thought is a note, and the trace is stored whole."""
+
+
 @dataclass(frozen=True)
 class Decision:
     action: Any

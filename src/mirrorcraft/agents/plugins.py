@@ -34,7 +34,7 @@ from functools import lru_cache
 from importlib import metadata
 from typing import Any
 
-from mirrorcraft.agents.base import Decision, EpisodeContext, Usage
+from mirrorcraft.agents.base import USER_THOUGHT_LIMIT, Decision, EpisodeContext, Usage
 from mirrorcraft.agents.threaded import in_thread
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.faults import exception_text
@@ -380,6 +380,20 @@ def usage_problem(usage: Any) -> str | None:
     return None
 
 
+def _kept_thought(thought: Any) -> str:
+    """The thought the trace keeps: its first ``USER_THOUGHT_LIMIT`` characters (a 10 MB
+    thought at every step made a database of gigabytes); ``None`` is no thought, anything
+    else its ``repr`` (not the action's stand-in: the action was fine and was played)."""
+    if isinstance(thought, str):
+        return thought if len(thought) <= USER_THOUGHT_LIMIT else thought[:USER_THOUGHT_LIMIT]
+    if thought is None:
+        return ""
+    try:
+        return repr(thought)[:USER_THOUGHT_LIMIT]
+    except Exception:  # a repr that fails: name the type
+        return f"<{type(thought).__name__}>"
+
+
 class PluginAgent:
     """A user's agent object behind the runner's Agent protocol (see the module docstring)."""
 
@@ -432,6 +446,9 @@ class PluginAgent:
             self.unreported_usage = used
             return None
         decision = result if isinstance(result, Decision) else Decision(result)
+        thought = _kept_thought(decision.thought)
+        if thought is not decision.thought:
+            decision = replace(decision, thought=thought)
         problem = usage_problem(decision.usage)
         if problem is not None:
             self.unreported_usage = used

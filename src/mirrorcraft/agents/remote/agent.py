@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mirrorcraft.agents.base import Decision, EpisodeContext, Usage
+from mirrorcraft.agents.base import USER_THOUGHT_LIMIT, Decision, EpisodeContext, Usage
 from mirrorcraft.agents.llm.history import History, Step
 from mirrorcraft.agents.llm.prior import VanillaPrior
 from mirrorcraft.agents.llm.render import observation_fields, render_fields
@@ -47,7 +47,6 @@ from mirrorcraft.rules.ruleset import RuleSet
 TEXT_MODES = ("block", "compact", "none")
 RUNNER_KEYS = ("text", "client")
 """Option keys the runner reads itself; every other option is sent to the agent in reset."""
-THOUGHT_LIMIT = 2000
 
 Transport = Callable[[str, dict[str, Any]], Awaitable[Any]]
 """Replaces HTTP (tests, the integrity scan): (path, message) -> the reply document."""
@@ -193,7 +192,7 @@ class RemoteAgent:
             self.unreported_usage = usage
             return None
         action = {"skill": reply.action.skill, "args": dict(reply.action.args)}
-        thought = reply.thought[:THOUGHT_LIMIT]
+        thought = reply.thought[:USER_THOUGHT_LIMIT]
         self._pending, self._last_obs = (action, thought), obs
         return Decision(action, thought, usage)
 
