@@ -156,3 +156,42 @@ def test_a_thought_that_is_not_text_does_not_hide_the_action_it_came_with(
     _record, steps = _play(plugins.PluginAgent("p", _Noter(thought)))
     doc = json.loads(encode_step(steps[0]).text)
     assert doc["action"] == {"skill": "wait", "args": {}} and doc["thought"] == kept
+
+
+def test_an_async_act_that_never_awaits_still_gives_the_event_loop_a_turn() -> None:
+    """An ``async def act`` making a blocking call (``requests.post``, ``time.sleep``) never
+    awaited: its whole episode ran in one go, past its wall-clock limit (enforced only at an
+    await) and holding up every other episode of the loop. Now the loop has a turn at each
+    action: another episode's task runs between them, and a time limit can stop it."""
+    seen: list[int] = []
+    ticks = [0]
+
+    class Blocking:
+        run_in_event_loop = True
+
+        def start(self, ctx: Any) -> None:
+            pass
+
+        async def act(self, obs: Any) -> dict[str, Any]:
+            seen.append(ticks[0])  # what the other task managed meanwhile
+            return {"skill": "wait", "args": {}}
+
+    async def other() -> None:
+        while True:
+            ticks[0] += 1
+            await asyncio.sleep(0)
+
+    async def both() -> Any:
+        vanilla = vanilla_rules()
+        task = get_task("diamond").with_budget(6)
+        spec = EpisodeSpec("e", "x", "plains-1", "vanilla", task, "p", "m", "hidden", 0, 7)
+        ticker = asyncio.create_task(other())
+        agent = plugins.PluginAgent("p", Blocking())
+        try:
+            return await run_episode(spec, agent, load_world("plains-1"), vanilla, vanilla)
+        finally:
+            ticker.cancel()
+
+    record, _steps = asyncio.run(both())
+    assert record.termination == "budget" and len(seen) == 6
+    assert seen == sorted(seen) and seen[-1] > seen[0], seen

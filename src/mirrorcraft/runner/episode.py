@@ -159,6 +159,10 @@ async def run_episode(
     scores: list[int] = []
     seen_encounters = 0
     while not agent_error:
+        # Give the event loop a turn at every action: an async act that never awaits (a
+        # blocking call inside ``async def``) otherwise runs the whole episode in one go,
+        # past its wall-clock limit and holding up every other episode of the loop.
+        await asyncio.sleep(0)
         try:
             decision = await agent.act(obs)
         except InfrastructureFault as exc:
