@@ -50,7 +50,9 @@ def test_the_component_is_what_failed() -> None:
     endpoint = Fault("connection", "refused", endpoint=True)
     assert component_of(endpoint, "'m' at h:1", "sim") == "'m' at h:1"
     assert component_of(Fault("worker", "died"), None, "sim") == "worker process"
-    assert component_of(Fault("timeout", "slow"), None, "sim") == "embedded simulator"
+    # An episode past its time limit: its agent (a slow plugin) may be what held it up.
+    assert component_of(Fault("timeout", "slow"), None, "sim") == "agent or embedded simulator"
+    assert component_of(Fault("server", "crash"), None, "sim") == "embedded simulator"
     assert component_of(Fault("server", "gone"), None, "mineflayer").startswith("Minecraft server")
 
 

@@ -30,12 +30,15 @@ MESSAGE_WIDTH = 100
 
 
 def component_of(fault: Fault, endpoint: str | None, backend: str) -> str:
-    """What failed: the model endpoint for endpoint faults, else the worker or the backend."""
+    """What failed: the model endpoint for endpoint faults, else the worker or the backend.
+    An episode past its wall-clock limit may have been held up by its agent (a slow plugin)
+    as much as by the backend: the component says both."""
     if fault.endpoint and endpoint:
         return endpoint
     if fault.kind == "worker":
         return "worker process"
-    return "Minecraft server (mineflayer)" if backend == "mineflayer" else "embedded simulator"
+    game = "Minecraft server (mineflayer)" if backend == "mineflayer" else "embedded simulator"
+    return f"agent or {game}" if fault.kind == "timeout" else game
 
 
 def kinds_note(kinds: Mapping[str, int]) -> str:
