@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mirrorcraft.cli import main
+from mirrorcraft.commands.export_cmd import COLUMN_TYPES, COLUMNS
+from mirrorcraft.runner.records import EpisodeRecord
 from tests.test_analysis_helpers import synthetic_study, write_db
 
 
@@ -42,3 +46,120 @@ def test_export_never_writes_over_a_results_database(
         assert "is a SQLite database" in capsys.readouterr().err
     assert (db.read_bytes(), other.read_bytes()) == before
     assert main(["analyze", str(db)]) == 0
+
+
+def _awkward(records: list[EpisodeRecord]) -> list[EpisodeRecord]:
+    """The study's records with the text and values an export must carry unchanged."""
+    out = []
+    for i, r in enumerate(records):
+        out.append(
+            replace(
+                r,
+                experiment='grid "α", part 1\nsecond line',
+                agent_error="in finish: boom, then\r\nTraceback ... ✓" if i % 2 else "",
+                cost_usd=None if i % 3 == 0 else r.cost_usd,
+                call_budget=None if i % 2 else 40,
+                wall_seconds=0.0,
+                agent_origin={"kind": "builtin", "options_hash": "abc"} if i % 2 else {},
+                memory={"plans": 2, "store": {"skill": 3}, "note": 'naïve, "quoted"'}
+                if i % 2
+                else {},
+                template_hashes={"react": "h1"},
+            )
+        )
+    return out
+
+
+def _from_csv(name: str, cell: str) -> Any:
+    kind = COLUMN_TYPES[name]
+    if cell == "" and kind != "string":
+        return None
+    return {
+        "string": str,
+        "int64": int,
+        "float64": float,
+        "bool": lambda c: {"True": True, "False": False}[c],
+        "json": json.loads,
+    }[kind](cell)
+
+
+def test_export_csv_round_trips_every_field(tmp_path: Path) -> None:
+    """Every column of every row reads back as the record's value: nested fields (memory and
+    agent_origin too, once written as Python reprs) as JSON text; commas, quotes, newlines and
+    non-ASCII text in text fields intact; a null cost as an empty cell."""
+    records, steps = synthetic_study(seed=3, worlds=("plains-1",), reps=1)
+    records = _awkward(records)
+    db = write_db(tmp_path / "r.db", records, steps)
+    assert main(["export", str(db), "--out", str(tmp_path / "r.csv")]) == 0
+    with (tmp_path / "r.csv").open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert tuple(rows[0]) == COLUMNS
+    by_id = {r.episode_id: r.to_json() for r in records}
+    assert len(rows) == len(records)
+    for row in rows:
+        assert {k: _from_csv(k, v) for k, v in row.items()} == by_id[row["episode_id"]]
+
+
+def test_export_of_no_records_keeps_the_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An export with no episodes (all left out) was an empty CSV, without even a header."""
+    records, steps = synthetic_study(seed=3, worlds=("plains-1",), reps=1)
+    db = write_db(tmp_path / "r.db", records[:2], steps, status={records[0].episode_id: "x"})
+    db2 = write_db(tmp_path / "e.db", [], {})
+    assert main(["export", str(db2), "--out", str(tmp_path / "e.csv")]) == 0
+    assert (tmp_path / "e.csv").read_text().splitlines() == [",".join(COLUMNS)]
+    assert main(["export", str(db), "--out", str(tmp_path / "r.csv")]) == 0
+    assert "left out: 1 episode(s) with status 'x'" in capsys.readouterr().err
+
+
+def test_export_parquet_types_do_not_depend_on_the_values(tmp_path: Path) -> None:
+    """Parquet export of any run of the packaged agents failed (an empty agent_origin has no
+    Parquet type); column types followed the values (a cost column all null in one run was
+    typed null). Every export now has the same schema, rows included or not."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    records, steps = synthetic_study(seed=3, worlds=("plains-1",), reps=1)
+    plain = [replace(r, cost_usd=None, wall_seconds=0) for r in records]  # type: ignore[arg-type]
+    schemas = []
+    for name, recs in (("plain", plain), ("awkward", _awkward(records)), ("empty", [])):
+        db = write_db(tmp_path / f"{name}.db", recs, steps if recs else {})
+        out = tmp_path / f"{name}.parquet"
+        assert main(["export", str(db), "--out", str(out)]) == 0
+        table = pq.read_table(out)
+        schemas.append(table.schema)
+        assert table.column_names == list(COLUMNS)
+        by_id = {r.episode_id: r.to_json() for r in recs}
+        for row in table.to_pylist():
+            doc = {k: json.loads(v) if COLUMN_TYPES[k] == "json" else v for k, v in row.items()}
+            assert doc == by_id[row["episode_id"]]
+    assert schemas[0] == schemas[1] == schemas[2]
+    assert schemas[0].field("cost_usd").type == pa.float64()
+
+
+def test_export_out_that_is_a_directory_or_fails_midway(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that fails part way (a full disk) left half a file in place of the earlier
+    export; now the earlier file is kept and no partial file is left."""
+    records, steps = synthetic_study(seed=3, worlds=("plains-1",), reps=1)
+    db = write_db(tmp_path / "r.db", records, steps)
+    assert main(["export", str(db), "--out", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    out = tmp_path / "r.jsonl"
+    assert main(["export", str(db), "--out", str(out)]) == 0
+    before = out.read_bytes()
+    calls = []
+
+    def full_disk(self: EpisodeRecord) -> str:
+        calls.append(1)
+        if len(calls) > 3:
+            raise OSError(28, "No space left on device")
+        return json.dumps(self.to_json(), sort_keys=True)
+
+    monkeypatch.setattr(EpisodeRecord, "json_text", full_disk)
+    assert main(["export", str(db), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write" in err and "No space left on device" in err
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.db", "r.jsonl"]

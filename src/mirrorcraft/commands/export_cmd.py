@@ -1,4 +1,12 @@
-"""``mirrorcraft export``: episode records from a results database as JSONL, CSV or Parquet."""
+"""``mirrorcraft export``: episode records from a results database as JSONL, CSV or Parquet.
+
+JSONL lines are the stored records (``docs/records.md``). CSV and Parquet have one row per
+episode and the same columns in every export (``COLUMNS``, in name order, even with no
+rows): the nested fields are JSON text, and a Parquet column keeps its type when all of
+its values are null or whole numbers in one run, so files of different runs concatenate.
+The file is written beside its destination and moved into place when complete, so a failed
+export never leaves half a file (or replaces an earlier export with one).
+"""
 
 from __future__ import annotations
 
@@ -6,15 +14,45 @@ import argparse
 import csv
 import importlib
 import json
+import os
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from mirrorcraft.commands.common import UserError
+from mirrorcraft.runner.records import EpisodeRecord, json_default
 
-NESTED = ("milestones", "score_trace", "signatures", "encounters", "template_hashes")
 FORMATS = ("jsonl", "csv", "parquet")
 EXTENSIONS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}
+
+_STR, _INT, _FLOAT, _BOOL, _JSON = "string", "int64", "float64", "bool", "json"
+COLUMN_TYPES: dict[str, str] = {
+    **dict.fromkeys(
+        ("episode_id", "experiment", "world", "biome", "rules", "task", "agent", "model",
+         "disclosure", "termination", "software_version", "ruleset_fingerprint",
+         "vanilla_fingerprint", "world_fingerprint", "spec_hash", "agent_error"),
+        _STR,
+    ),
+    **dict.fromkeys(
+        ("budget", "repetition", "seed", "score", "actions_used", "model_calls",
+         "prompt_tokens", "completion_tokens", "cached_calls", "estimated_calls",
+         "call_budget", "schema_version"),
+        _INT,
+    ),
+    **dict.fromkeys(("cost_usd", "wall_seconds"), _FLOAT),
+    **dict.fromkeys(("success", "is_mirror"), _BOOL),
+    **dict.fromkeys(
+        ("milestones", "score_trace", "signatures", "encounters", "template_hashes",
+         "agent_origin", "memory"),
+        _JSON,
+    ),
+}  # fmt: skip
+"""Every column of a CSV or Parquet export and its type (``json``: JSON text). Nullable:
+``cost_usd`` (unknown price) and ``call_budget`` (no cap); an empty CSV cell is a null."""
+COLUMNS = tuple(sorted(COLUMN_TYPES))
+PARQUET_BATCH = 5000
+"""Rows per Parquet row group, so an export of any size is written in bounded memory."""
 
 
 def add_parser(sub: Any) -> None:
@@ -26,11 +64,15 @@ def add_parser(sub: Any) -> None:
         default=None,
         help="jsonl, csv or parquet (default: from the --out extension; .jsonl if it has none)",
     )
-    p.add_argument("--out", required=True, help="file to write (.jsonl, .csv or .parquet)")
+    p.add_argument(
+        "--out",
+        required=True,
+        help="file to write (.jsonl, .csv or .parquet); an existing file is replaced",
+    )
     p.set_defaults(handler=run)
 
 
-def _rows(results: str) -> list[dict[str, Any]]:
+def _records(results: str) -> list[EpisodeRecord]:
     from mirrorcraft.analysis import RecordsError, load_results
 
     try:
@@ -39,12 +81,18 @@ def _rows(results: str) -> list[dict[str, Any]]:
         raise UserError(str(exc)) from None
     for status, n in loaded.excluded.items():
         print(f"left out: {n} episode(s) with status {status!r}", file=sys.stderr)
-    return [r.to_json() for r in loaded.records]
+    return loaded.records
 
 
-def _flat(doc: dict[str, Any]) -> dict[str, Any]:
-    """One row per episode: nested fields (traces, encounters) become JSON text columns."""
-    return {k: json.dumps(v, sort_keys=True) if k in NESTED else v for k, v in doc.items()}
+def _flat(r: EpisodeRecord) -> dict[str, Any]:
+    """One row per episode: nested fields (traces, encounters, memory) become JSON text."""
+    row: dict[str, Any] = {}
+    for name in COLUMNS:
+        value = r.is_mirror if name == "is_mirror" else getattr(r, name)
+        if COLUMN_TYPES[name] == _JSON:
+            value = json.dumps(value, sort_keys=True, default=json_default)
+        row[name] = value
+    return row
 
 
 def export_format(out: Path, given: str | None) -> str:
@@ -75,6 +123,8 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 def _refuse_database(out: Path) -> None:
     """Never write an export over a SQLite file: ``--format jsonl --out results.sqlite``
     would otherwise replace a run's results (its own input, even) with the export."""
+    if out.is_dir():
+        raise UserError(f"--out {out} is a directory: name the file to write")
     try:
         with out.open("rb") as f:
             head = f.read(len(SQLITE_HEADER))
@@ -87,35 +137,70 @@ def _refuse_database(out: Path) -> None:
         )
 
 
+def _write_jsonl(path: Path, records: Iterable[EpisodeRecord]) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        for r in records:
+            f.write(r.json_text() + "\n")
+
+
+def _write_csv(path: Path, records: Iterable[EpisodeRecord]) -> None:
+    with path.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(_flat(r) for r in records)
+
+
+def _parquet_writer() -> Callable[[Path, Iterable[EpisodeRecord]], None]:
+    """The Parquet writer (imported first, so a missing pyarrow is said before any work)."""
+    try:
+        pa = importlib.import_module("pyarrow")
+        pq = importlib.import_module("pyarrow.parquet")
+    except ImportError:
+        raise UserError(
+            "Parquet export needs pyarrow: pip install 'mirrorcraft[parquet]' "
+            "(from a source checkout: pip install -e '.[parquet]')"
+        ) from None
+    arrow = {_STR: pa.string(), _JSON: pa.string(), _INT: pa.int64(), _FLOAT: pa.float64()}
+    arrow[_BOOL] = pa.bool_()
+    schema = pa.schema([pa.field(name, arrow[COLUMN_TYPES[name]]) for name in COLUMNS])
+
+    def write(path: Path, records: Iterable[EpisodeRecord]) -> None:
+        with pq.ParquetWriter(str(path), schema) as writer:
+            for batch in _batches((_flat(r) for r in records), PARQUET_BATCH):
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            # ParquetWriter writes the schema (and so every column's type) with no rows too.
+
+    return write
+
+
+def _batches(rows: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     args.format = export_format(out, args.format)
     _refuse_database(out)
-    rows = _rows(args.results)
+    write: Callable[[Path, Iterable[EpisodeRecord]], None] = {
+        "jsonl": _write_jsonl,
+        "csv": _write_csv,
+    }.get(args.format) or _parquet_writer()
+    records = _records(args.results)
+    partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        if args.format == "jsonl":
-            with out.open("w", encoding="utf-8") as f:
-                for row in rows:
-                    f.write(json.dumps(row, sort_keys=True) + "\n")
-        elif args.format == "csv":
-            flat = [_flat(r) for r in rows]
-            fields = sorted({k for r in flat for k in r})
-            with out.open("w", encoding="utf-8", newline="") as f:
-                writer = csv.DictWriter(f, fieldnames=fields)
-                writer.writeheader()
-                writer.writerows(flat)
-        else:
-            try:
-                pa = importlib.import_module("pyarrow")
-                pq = importlib.import_module("pyarrow.parquet")
-            except ImportError:
-                raise UserError(
-                    "Parquet export needs pyarrow: pip install 'mirrorcraft[parquet]' "
-                    "(from a source checkout: pip install -e '.[parquet]')"
-                ) from None
-            pq.write_table(pa.Table.from_pylist([_flat(r) for r in rows]), str(out))
+        write(partial, records)
+        os.replace(partial, out)
     except OSError as exc:
         raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
-    print(f"wrote {len(rows)} episode records to {out}")
+    finally:
+        partial.unlink(missing_ok=True)
+    print(f"wrote {len(records)} episode records to {out}")
     return 0
