@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -163,3 +169,42 @@ def test_export_out_that_is_a_directory_or_fails_midway(
     assert "cannot write" in err and "No space left on device" in err
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.db", "r.jsonl"]
+
+
+def test_export_of_an_unfinished_or_running_run_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An export of a run killed part way, or still running, said only "wrote N episode
+    records", as if the experiment were complete; it now says how many of the spec's
+    episodes are missing, and (as analyze does) that a run is still writing the folder."""
+    records, steps = synthetic_study(seed=3, worlds=("plains-1",), reps=1)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    db = write_db(folder / "results.sqlite", records, steps)
+    spec = {
+        "schema_version": 1,
+        "name": "t",
+        "worlds": ["plains-1"],
+        "rules": ["vanilla", "M01"],
+        "tasks": ["diamond"],
+        "agents": ["random"],
+        "budget": 5,
+    }
+    with closing(sqlite3.connect(db)) as con, con:
+        con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        con.execute("INSERT INTO meta VALUES ('spec', ?)", (json.dumps(spec),))
+    lock = {"pid": os.getpid(), "host": socket.gethostname(), "started": "2026-01-01T00:00:00"}
+    (folder / "run.lock").write_text(json.dumps(lock))
+    assert main(["export", str(db), "--out", str(tmp_path / "e.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "not run yet: 2 of the 2 episodes its spec plans are not in the export" in err
+    assert f"a run is still writing {folder} (pid {os.getpid()} on " in err
+    assert main(["analyze", str(db), "--agent", "react", "--agent", "reflexion"]) == 0
+    assert "a run is still writing" in capsys.readouterr().out
+
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], check=True,
+                           capture_output=True, text=True)  # fmt: skip
+    (folder / "run.lock").write_text(json.dumps({**lock, "pid": int(ended.stdout)}))
+    assert main(["export", str(db), "--out", str(tmp_path / "e.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "not run yet: 2 of the 2" in err and "still writing" not in err

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mirrorcraft.analysis.loading import stored_spec
+from mirrorcraft.runner.runlock import describe, live_holder
 from mirrorcraft.runner.spec import SpecError, expand, parse_spec
 
 TRAIN_DB = "train.sqlite"
@@ -66,4 +67,18 @@ def note_unfinished(summary: dict[str, Any], path: str | Path, stored: Iterable[
     left = unfinished(path, stored)
     summary["episodes"]["unfinished"] = (
         None if left is None else {"missing": left[0], "planned": left[1]}
+    )
+
+
+def writing_run(path: str | Path) -> str | None:
+    """A line saying that a run is writing the results database now (its folder's
+    ``run.lock`` names a live process on this host), else None (also for JSONL)."""
+    if stored_spec(path) is None:
+        return None
+    holder = live_holder(Path(path).parent)
+    if holder is None:
+        return None
+    return (
+        f"a run is still writing {Path(path).parent} ({describe(holder)}): these results "
+        "hold only the episodes finished so far"
     )

@@ -163,6 +163,11 @@ def text_report(loaded: LoadedResults, summary: dict[str, Any]) -> str:
     left = unfinished_note(summary)
     if left:
         lines.append(left)
+    from mirrorcraft.analysis.coverage import writing_run
+
+    running = writing_run(loaded.path)
+    if running:
+        lines.append(running)
     invalid = counts["invalid"]
     if invalid:
         lines.append(f"left out: {len(invalid)} inconsistent record(s) (--skip-invalid):")

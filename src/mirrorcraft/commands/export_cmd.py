@@ -81,6 +81,19 @@ def _records(results: str) -> list[EpisodeRecord]:
         raise UserError(str(exc)) from None
     for status, n in loaded.excluded.items():
         print(f"left out: {n} episode(s) with status {status!r}", file=sys.stderr)
+    from mirrorcraft.analysis.coverage import unfinished, writing_run
+
+    left = unfinished(results, (r.episode_id for r in loaded.records))
+    if left is not None and left[0]:
+        print(
+            f"not run yet: {left[0]} of the {left[1]} episodes its spec plans are not in the "
+            "export (a run cut short, interrupted or still running, or episodes that "
+            "faulted; `mirrorcraft run` with the same spec and --out finishes them)",
+            file=sys.stderr,
+        )
+    running = writing_run(results)
+    if running:
+        print(running, file=sys.stderr)
     return loaded.records
 
 

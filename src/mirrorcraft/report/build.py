@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mirrorcraft import __version__
+from mirrorcraft.analysis.coverage import writing_run
 from mirrorcraft.analysis.loading import LoadedResults, StepReader
 from mirrorcraft.analysis.metrics import (
     agent_order,
@@ -116,6 +117,9 @@ def _index_html(
     left = unfinished_note(summary)
     if left:
         notes.insert(0, left)
+    running = writing_run(loaded.path)
+    if running:
+        notes.insert(0, running)
     if counts["invalid"]:
         notes.append(
             f"{len(counts['invalid'])} inconsistent record(s) left out (--skip-invalid; "

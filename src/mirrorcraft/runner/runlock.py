@@ -91,3 +91,25 @@ def describe(holder: dict[str, Any]) -> str:
         f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}, "
         f"started {holder.get('started', '?')}"
     )
+
+
+def live_holder(folder: Path) -> dict[str, Any] | None:
+    """The run that ``run.lock`` in ``folder`` names when that process is still alive on this
+    host (a run writing the folder now), else None: no lock file, an empty one (released), a
+    process that has ended (killed), or another host's (which cannot be checked from here).
+    The lock is only read, never taken, so a run starting now is not disturbed."""
+    try:
+        doc = json.loads((folder / LOCK_NAME).read_bytes() or b"{}")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or type(doc.get("pid")) is not int or doc["pid"] <= 0:
+        return None
+    if os.name == "nt" or doc.get("host") != socket.gethostname():
+        return None  # (on Windows os.kill would end the process)
+    try:
+        os.kill(doc["pid"], 0)
+    except ProcessLookupError:
+        return None
+    except OSError:  # alive, owned by another user
+        pass
+    return doc
