@@ -201,6 +201,10 @@ def _episode_list(records: Sequence[EpisodeRecord], linked: bool) -> str:
     return f'<table class="data" id="episodes"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
+TWIN_STEPS_KEPT = 64
+"""Vanilla episodes whose steps the viewer keeps in memory while writing their twins' pages."""
+
+
 def _write_episodes(loaded: LoadedResults, records: Sequence[EpisodeRecord], folder: Path) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     vanilla: dict[tuple[Any, ...], EpisodeRecord] = {}
@@ -215,12 +219,17 @@ def _write_episodes(loaded: LoadedResults, records: Sequence[EpisodeRecord], fol
     cache: dict[str, list[StepRecord]] = {}
 
     def steps_of(r: EpisodeRecord) -> list[StepRecord] | None:
+        """The episode's steps; a Vanilla episode's are kept for the Mirror twins that
+        follow it (``_episode_order``), the most recent ``TWIN_STEPS_KEPT`` only, so memory
+        does not grow with the results (one twin read again costs one query)."""
         if reader is None:
             return None
         if r.episode_id not in cache:
             found = reader.steps(r.episode_id)
             if r.rules != "vanilla":
                 return found
+            if len(cache) >= TWIN_STEPS_KEPT:
+                del cache[next(iter(cache))]
             cache[r.episode_id] = found
         return cache[r.episode_id]
 
