@@ -19,7 +19,7 @@ import pytest
 from mirrorcraft.cli import main
 from mirrorcraft.commands.export_cmd import COLUMN_TYPES, COLUMNS
 from mirrorcraft.runner.records import EpisodeRecord
-from tests.test_analysis_helpers import synthetic_study, write_db
+from tests.test_analysis_helpers import synthetic_study, write_db, write_jsonl
 
 
 def test_export_jsonl_and_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -208,3 +208,25 @@ def test_export_of_an_unfinished_or_running_run_says_so(
     assert main(["export", str(db), "--out", str(tmp_path / "e.csv")]) == 0
     err = capsys.readouterr().err
     assert "not run yet: 2 of the 2" in err and "still writing" not in err
+
+
+def test_export_takes_the_record_options_its_errors_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Records of a user's agent were refused with "declare one with --agent", an option
+    export did not have (nor --skip-invalid, which the refusal also names): such results
+    could not be exported at all."""
+    records, _ = synthetic_study(seed=3, worlds=("plains-1",), reps=1)
+    mine = [replace(r, agent="my-agent") if i % 2 else r for i, r in enumerate(records)]
+    path = write_jsonl(tmp_path / "r.jsonl", mine)
+    out = tmp_path / "e.jsonl"
+    assert main(["export", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "declare one with --agent" in err and "--skip-invalid" in err
+    assert main(["export", str(path), "--out", str(out), "--agent", "my-agent"]) == 0
+    assert len(out.read_text().splitlines()) == len(mine)
+    assert main(["export", str(path), "--out", str(out), "--skip-invalid"]) == 0
+    err = capsys.readouterr().err
+    assert f"left out: {len(mine) // 2} inconsistent record(s)" in err
+    assert "agent 'my-agent' is not a known configuration" in err
+    assert len(out.read_text().splitlines()) == len(mine) - len(mine) // 2

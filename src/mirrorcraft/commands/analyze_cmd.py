@@ -37,14 +37,20 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
         " checkpoints for a results database, else 100,150,200)",
     )
     p.add_argument(
-        "--skip-invalid",
-        action="store_true",
-        help="leave out inconsistent records (and list them) instead of refusing the file",
-    )
-    p.add_argument(
         "--allow-empty",
         action="store_true",
         help="accept results without any evaluation episode (otherwise an error)",
+    )
+    add_record_arguments(p)
+
+
+def add_record_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of every command that reads records (``analyze``, ``report``, ``export``):
+    what the record checks accept, and leaving inconsistent records out."""
+    p.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="leave out inconsistent records (and list them) instead of refusing the file",
     )
     p.add_argument(
         "--rule-set",

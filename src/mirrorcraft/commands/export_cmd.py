@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from mirrorcraft.commands.analyze_cmd import add_record_arguments
 from mirrorcraft.commands.common import UserError
 from mirrorcraft.runner.records import EpisodeRecord, json_default
 
@@ -69,18 +70,36 @@ def add_parser(sub: Any) -> None:
         required=True,
         help="file to write (.jsonl, .csv or .parquet); an existing file is replaced",
     )
+    add_record_arguments(p)
     p.set_defaults(handler=run)
 
 
-def _records(results: str) -> list[EpisodeRecord]:
-    from mirrorcraft.analysis import RecordsError, load_results
+SHOWN_INVALID = 20
+"""How many inconsistent records left out (``--skip-invalid``) are named on stderr."""
 
+
+def _records(args: argparse.Namespace) -> list[EpisodeRecord]:
+    from mirrorcraft.analysis import RecordsError, load_results
+    from mirrorcraft.analysis.validate import Declared
+
+    results = args.results
     try:
-        loaded = load_results(results, allow_empty=True)
+        loaded = load_results(
+            results,
+            allow_empty=True,
+            skip_invalid=args.skip_invalid,
+            declared=Declared(frozenset(args.rule_set), frozenset(args.agent)),
+        )
     except RecordsError as exc:
         raise UserError(str(exc)) from None
     for status, n in loaded.excluded.items():
         print(f"left out: {n} episode(s) with status {status!r}", file=sys.stderr)
+    if loaded.invalid:
+        print(f"left out: {len(loaded.invalid)} inconsistent record(s):", file=sys.stderr)
+        for bad in loaded.invalid[:SHOWN_INVALID]:
+            print(f"  {bad.message()}", file=sys.stderr)
+        if len(loaded.invalid) > SHOWN_INVALID:
+            print(f"  ... and {len(loaded.invalid) - SHOWN_INVALID} more", file=sys.stderr)
     from mirrorcraft.analysis.coverage import unfinished, writing_run
 
     left = unfinished(results, (r.episode_id for r in loaded.records))
@@ -205,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
         "jsonl": _write_jsonl,
         "csv": _write_csv,
     }.get(args.format) or _parquet_writer()
-    records = _records(args.results)
+    records = _records(args)
     partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
