@@ -116,7 +116,7 @@ def test_export_of_no_records_keeps_the_columns(
     assert main(["export", str(db2), "--out", str(tmp_path / "e.csv")]) == 0
     assert (tmp_path / "e.csv").read_text().splitlines() == [",".join(COLUMNS)]
     assert main(["export", str(db), "--out", str(tmp_path / "r.csv")]) == 0
-    assert "left out: 1 episode(s) with status 'x'" in capsys.readouterr().err
+    assert "left out: 1 infrastructure record(s) (x), never scored" in capsys.readouterr().err
 
 
 def test_export_parquet_types_do_not_depend_on_the_values(tmp_path: Path) -> None:

@@ -299,3 +299,19 @@ def test_viewer_keeps_few_twin_traces_in_memory(
     for name in pages:
         few = (tmp_path / "few" / "episodes" / name).read_bytes()
         assert few == (tmp_path / "all" / "episodes" / name).read_bytes()
+
+
+def test_index_says_why_rows_were_left_out(tmp_path: Path) -> None:
+    """The index called every row left out an "infrastructure record ... never scored",
+    also those of an earlier spec and those whose step rows were edited; it now says what
+    each is, as analyze does."""
+    records, steps = small_study(5)
+    victim = records[0].episode_id
+    steps[victim] = steps[victim][:-1]
+    db = write_db(tmp_path / "results.db", records, steps, status={records[1].episode_id: "x"})
+    loaded = load_results(db)
+    write_report(loaded, summarize(loaded.records, excluded=loaded.excluded), tmp_path / "out")
+    text = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert "left out: 1 episode(s) whose step rows disagree with actions_used" in text
+    assert "infrastructure record(s) (trace_mismatch)" not in text
+    assert "left out: 1 infrastructure record(s) (x), never scored" in text

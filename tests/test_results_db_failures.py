@@ -121,7 +121,7 @@ def test_deleted_step_rows_are_left_out_and_run_again(finished_run: Path, tmp_pa
     assert summary["episodes"]["total"] == EPISODES - 1
     assert summary["episodes"]["excluded"] == {"trace_mismatch": 1}
     exported = cli("export", str(db), "--out", str(tmp_path / "x.jsonl"))
-    assert "left out: 1 episode(s) with status 'trace_mismatch'" in exported.stderr
+    assert "left out: 1 episode(s) whose step rows disagree with actions_used" in exported.stderr
     assert len((tmp_path / "x.jsonl").read_text().splitlines()) == EPISODES - 1
     done = cli("run", str(spec), "--out", str(out), "--workers", "1", "--no-report")
     assert done.returncode == 0, done.stderr

@@ -144,7 +144,7 @@ def load(args: argparse.Namespace) -> tuple[LoadedResults, dict[str, Any]]:
 
 def text_report(loaded: LoadedResults, summary: dict[str, Any]) -> str:
     from mirrorcraft.report.render import render_text
-    from mirrorcraft.report.tables import build_tables, skipped, unfinished_note
+    from mirrorcraft.report.tables import build_tables, excluded_notes, skipped, unfinished_note
 
     counts = summary["episodes"]
     lines = [
@@ -153,19 +153,7 @@ def text_report(loaded: LoadedResults, summary: dict[str, Any]) -> str:
         f"{counts['disclosed']} with disclosed rules)"
         + (f" + {counts['controls']} control episode(s)" if counts["controls"] else "")
     ]
-    for status, n in counts["excluded"].items():
-        if status == "earlier_spec":
-            lines.append(
-                f"left out: {n} episode(s) of an earlier version of the spec (kept in the "
-                "database; the folder was resumed with --allow-changed-spec)"
-            )
-        elif status == "trace_mismatch":
-            lines.append(
-                f"left out: {n} episode(s) whose step rows disagree with actions_used "
-                "(edited or damaged traces; the next run reruns them)"
-            )
-        else:
-            lines.append(f"left out: {n} infrastructure record(s) ({status}), never scored")
+    lines += excluded_notes(counts["excluded"])
     left = unfinished_note(summary)
     if left:
         lines.append(left)

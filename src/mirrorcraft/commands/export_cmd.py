@@ -92,8 +92,10 @@ def _records(args: argparse.Namespace) -> list[EpisodeRecord]:
         )
     except RecordsError as exc:
         raise UserError(str(exc)) from None
-    for status, n in loaded.excluded.items():
-        print(f"left out: {n} episode(s) with status {status!r}", file=sys.stderr)
+    from mirrorcraft.report.tables import excluded_notes
+
+    for line in excluded_notes(loaded.excluded):
+        print(line, file=sys.stderr)
     if loaded.invalid:
         print(f"left out: {len(loaded.invalid)} inconsistent record(s):", file=sys.stderr)
         for bad in loaded.invalid[:SHOWN_INVALID]:

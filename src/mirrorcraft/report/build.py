@@ -33,7 +33,7 @@ from mirrorcraft.analysis.metrics import (
 )
 from mirrorcraft.report import plots
 from mirrorcraft.report.render import Table, render_csv, render_html, render_markdown
-from mirrorcraft.report.tables import build_tables, skipped, unfinished_note
+from mirrorcraft.report.tables import build_tables, excluded_notes, skipped, unfinished_note
 from mirrorcraft.report.templating import fill
 from mirrorcraft.report.viewer import EpisodeView, episode_page, page_name, twin_key
 from mirrorcraft.runner.records import EpisodeRecord, StepRecord
@@ -110,10 +110,7 @@ def _index_html(
         f"({'results database' if loaded.kind == 'sqlite' else 'JSONL records'}); "
         f"mirrorcraft {__version__}."
     )
-    notes = [
-        f"{n} infrastructure record(s) ({s}) left out, never scored"
-        for s, n in counts["excluded"].items()
-    ]
+    notes = excluded_notes(counts["excluded"])
     left = unfinished_note(summary)
     if left:
         notes.insert(0, left)

@@ -263,6 +263,26 @@ def controls(s: Summary) -> Table | None:
     )
 
 
+def excluded_notes(excluded: dict[str, int]) -> list[str]:
+    """One line per status of the rows left out of every number (``LoadedResults.excluded``),
+    saying why each is left out (``analyze``, the report's index and ``export``)."""
+    out = []
+    for status, n in excluded.items():
+        if status == "earlier_spec":
+            out.append(
+                f"left out: {n} episode(s) of an earlier version of the spec (kept in the "
+                "database; the folder was resumed with --allow-changed-spec)"
+            )
+        elif status == "trace_mismatch":
+            out.append(
+                f"left out: {n} episode(s) whose step rows disagree with actions_used "
+                "(edited or damaged traces; the next run reruns them)"
+            )
+        else:
+            out.append(f"left out: {n} infrastructure record(s) ({status}), never scored")
+    return out
+
+
 def unfinished_note(summary: Summary) -> str | None:
     """A line for results that hold only part of their spec's episodes (None otherwise)."""
     left = summary["episodes"].get("unfinished")

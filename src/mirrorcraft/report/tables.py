@@ -24,6 +24,7 @@ from mirrorcraft.report.stat_tables import (
     cochran,
     controls,
     disclosure_tests,
+    excluded_notes,
     horizon,
     horizon_short,
     irr,
@@ -38,7 +39,7 @@ Summary = dict[str, Any]
 Row = dict[str, Any]
 
 
-__all__ = ["build_tables", "skipped", "unfinished_note"]
+__all__ = ["build_tables", "excluded_notes", "skipped", "unfinished_note"]
 
 
 def _ci(row: Row, key: str) -> Cell:
