@@ -230,3 +230,17 @@ def test_export_takes_the_record_options_its_errors_name(
     assert f"left out: {len(mine) // 2} inconsistent record(s)" in err
     assert "agent 'my-agent' is not a known configuration" in err
     assert len(out.read_text().splitlines()) == len(mine) - len(mine) // 2
+
+
+def test_export_through_a_link_writes_the_file_it_names(tmp_path: Path) -> None:
+    """``--out latest.csv``, a link to a run's export, is written through (the link stays),
+    as it was before exports were written beside their destination and moved into place."""
+    records, steps = synthetic_study(seed=3, worlds=("plains-1",), reps=1)
+    db = write_db(tmp_path / "r.db", records[:3], steps)
+    (tmp_path / "runs").mkdir()
+    real = tmp_path / "runs" / "e.csv"
+    real.write_text("old\n")
+    link = tmp_path / "latest.csv"
+    link.symlink_to(real)
+    assert main(["export", str(db), "--out", str(link)]) == 0
+    assert link.is_symlink() and len(real.read_text().splitlines()) == 4

@@ -227,11 +227,12 @@ def run(args: argparse.Namespace) -> int:
         "csv": _write_csv,
     }.get(args.format) or _parquet_writer()
     records = _records(args)
-    partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    target = out.resolve() if out.is_symlink() else out  # a link keeps pointing at the export
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
         write(partial, records)
-        os.replace(partial, out)
+        os.replace(partial, target)
     except OSError as exc:
         raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     finally:
