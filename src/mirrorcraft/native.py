@@ -1,7 +1,8 @@
 """Which code runs the hot loops: the compiled core or the Python reference.
 
-The core is two optional C extensions built at install time (``setup.py``): the
-planners' unit costs (``agents/plan_native.py``), and the nearby-block census with the
+The core is two optional C extensions built at install time (``setup.py``), and the
+simulator's step compiled by mypyc from its own sources (``step_build.py``). The C
+extensions are the planners' unit costs (``agents/plan_native.py``), and the nearby-block census with the
 k-nearest block search (``world/census_native.py``). Each falls back to its Python reference when it was not
 built, and ``MIRRORCRAFT_PURE_PYTHON=1`` makes both use the reference. Results are the
 same either way; only the speed differs.
@@ -11,7 +12,13 @@ from __future__ import annotations
 
 
 def core_summary() -> str:
-    """One line for ``mirrorcraft --version`` and the benchmarks."""
+    """Two lines for ``mirrorcraft --version`` and the benchmarks: the C modules, the step."""
+    from mirrorcraft import step_build
+
+    return f"{_c_summary()}\n{step_build.summary()}"
+
+
+def _c_summary() -> str:
     from mirrorcraft.agents import plan_native
     from mirrorcraft.world import census_native
 

@@ -8,6 +8,7 @@ Every consultation of the RuleSet is reported to the event sink.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 from collections.abc import Callable, Mapping
@@ -173,19 +174,7 @@ class Body:
 
     def _ranked_tools(self, block: str, owned: frozenset[str]) -> list[str]:
         """Owned tools fit for a block, best first: those that harvest it, best tier first."""
-        tools = self.rules.game.tools
-        candidates = [
-            t
-            for t in owned
-            if t in tools
-            and (
-                block in tools[t].correct_for
-                or block in self.rules.block_tags.get(f"mineable/{tools[t].kind}", ())
-            )
-        ]
-        harvesting = [t for t in candidates if self.rules.can_harvest(block, t)]
-        pool = harvesting or candidates
-        return sorted(pool, key=lambda t: (tools[t].tier_level, tools[t].speed, t), reverse=True)
+        return ranked_tools(self.rules, block, owned)
 
     def can_harvest_now(self, block: str) -> bool:
         tool = self.best_tool(block)
@@ -386,7 +375,9 @@ class Body:
         now = self._clearable_now
         if now is None or self._clearable_for != key:
             ids = len(self.state.loaded.world.palette.names)
-            now = self._clearable_now = Clearable(self.can_clear, ids)
+            # Asks the rules, not the body: a bound method would make body and cache a cycle.
+            ask = functools.partial(clear_answer, self.rules, key)
+            now = self._clearable_now = Clearable(ask, ids)
             self._clearable_for = key
         return now
 
@@ -531,3 +522,29 @@ def action_signature(action: Action) -> tuple[str, ...]:
     if action.skill == "enchant":
         return ("enchant", str(a.get("item")), str(a.get("option")))
     return (action.skill,)
+
+
+def ranked_tools(rules: RuleSet, block: str, owned: frozenset[str]) -> list[str]:
+    """Owned tools fit for a block, best first: those that harvest it, best tier first."""
+    tools = rules.game.tools
+    candidates = [
+        t
+        for t in owned
+        if t in tools
+        and (
+            block in tools[t].correct_for
+            or block in rules.block_tags.get(f"mineable/{tools[t].kind}", ())
+        )
+    ]
+    harvesting = [t for t in candidates if rules.can_harvest(block, t)]
+    pool = harvesting or candidates
+    return sorted(pool, key=lambda t: (tools[t].tier_level, tools[t].speed, t), reverse=True)
+
+
+def clear_answer(rules: RuleSet, owned: frozenset[str], block: str) -> bool:
+    """``Body.can_clear`` for one set of owned tools, from the rules alone."""
+    info = rules.game.blocks.get(block)
+    if info is None or not info.diggable or info.hardness < 0:
+        return False
+    ranked = ranked_tools(rules, block, owned)
+    return rules.can_harvest(block, ranked[0] if ranked else None)

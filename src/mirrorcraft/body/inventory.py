@@ -59,6 +59,10 @@ class Inventory:
     _derived_at: int = field(default=-1, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # Set here as well as declared: compiled by mypyc (setup.py), the dataclass's own
+        # __init__ leaves an init=False field with a plain default unset.
+        self._slots, self._slots_at = 0, -1
+        self._totals_at = self._stacks_at = self._derived_at = -1
         for name, _e, _d in (k for k, c in self.counts.items() if c > 0):
             self._keys_per_item[name] = self._keys_per_item.get(name, 0) + 1
 

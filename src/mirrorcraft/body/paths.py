@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -66,17 +64,15 @@ class Clearable:
     """A ``can_clear`` that also keeps its answers by block id (-1: not asked yet), for the
     compiled straight line. It must answer for one fixed set of owned tools.
 
-    A bound method is held weakly: the body keeps its ``Clearable``, and a strong
-    reference back would make the two a cycle that keeps the episode's world grid
-    alive until the garbage collector runs. Answers are kept by name too, so the method
-    is called (and the weak reference read) once per block name."""
+    The body keeps its ``Clearable``, so what it asks must not hold the body (that cycle
+    would keep the episode's world grid alive until the garbage collector runs): the
+    body passes a function of the rules and its owned tools. Answers are kept by name
+    too, so it is called once per block name."""
 
     __slots__ = ("_ask", "_known", "table")
 
     def __init__(self, ask: Callable[[str], bool], ids: int):
-        self._ask: Callable[[], Callable[[str], bool] | None] = (
-            weakref.WeakMethod(ask) if inspect.ismethod(ask) else lambda: ask
-        )
+        self._ask = ask
         self.table = np.full(ids, -1, dtype=np.int8)
         """By block id of the world's palette (``ids`` of them)."""
         self._known: dict[str, bool] = {}
@@ -84,10 +80,7 @@ class Clearable:
     def __call__(self, name: str) -> bool:
         known = self._known.get(name)
         if known is None:
-            ask = self._ask()
-            if ask is None:
-                raise ReferenceError("the body this Clearable answers for is gone")
-            known = self._known[name] = ask(name)
+            known = self._known[name] = self._ask(name)
         return known
 
 
