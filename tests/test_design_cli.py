@@ -186,6 +186,9 @@ def test_without_an_accepted_candidate_the_exit_is_non_zero_and_the_log_is_kept(
         (["mirror", "--static-only", "--id", "M01"], "already taken by a packaged rule set"),
         (["mirror", "--static-only", "--id", "ir"], "3+ characters"),
         (["mirror", "--static-only", "--id", "../up"], "use 1-32 letters"),
+        # The name is the folder the spec is written to: not a way out of --out.
+        (["biome", "--static-only", "--name", "../escape"], "use 1-40 lowercase"),
+        (["biome", "--static-only", "--name", "Plains Two"], "use 1-40 lowercase"),
     ],
 )
 def test_bad_input_is_one_clear_line(

@@ -9,6 +9,7 @@ controls summary beside the log.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +62,6 @@ def make_kind(
                 f"task {task!r} cannot be designed for: its milestones are not vanilla advancements"
             )
     if kind == "mirror":
-        import re
-
         from mirrorcraft.datapack.manifest import SUITE_ID_PATTERN
         from mirrorcraft.design.mirror_report import id_problems
 
@@ -81,7 +80,13 @@ def make_kind(
         )
     if not 1 <= worlds <= 4:
         raise DesignInputError("--worlds must be between 1 and 4")
-    return BiomeKind(tasks, base, name or f"{base}_variant", worlds)
+    biome = name or f"{base}_variant"
+    # It names the folder the accepted spec is written to, and the worlds (<biome>-<n>).
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", biome):
+        raise DesignInputError(
+            f"--name {biome!r}: use 1-40 lowercase letters, digits or '_', starting with a letter"
+        )
+    return BiomeKind(tasks, base, biome, worlds)
 
 
 def read_spec(path: Path) -> dict[str, Any]:
