@@ -10,6 +10,8 @@ under ``tests/fixtures/``:
   steps against a mock model (the history and observation block they render).
 - ``reference_grid.json``: a digest of each episode record (wall time left out) and of
   its step trace, from a small grid run through ``mirrorcraft run`` with one worker.
+- ``simulator_version.json``: the simulator behaviour version (``SIMULATOR_VERSION``) they
+  were recorded under; writing refuses changed grid results under an unchanged version.
 
 Regenerate (only when a behaviour change is intended, and say so in the commit):
 ``.venv/bin/python -m tests.perf_reference --write``.
@@ -42,8 +44,10 @@ GRID_SPEC: dict[str, Any] = {
     "repetitions": 1,
     "seed": 7,
 }
-VOLATILE = ("wall_seconds",)
-"""Record fields that may differ between two runs of the same grid (timings)."""
+VOLATILE = ("wall_seconds", "body_fingerprint", "task_fingerprint")
+"""Record fields left out of the digests: timings, which differ between two runs of the same
+grid, and the body and task fingerprints, stamped after the fixture was recorded (the
+simulator's behaviour version is pinned by ``simulator_version.json`` instead)."""
 
 
 def planner_episodes() -> list[tuple[str, str, str, str]]:
@@ -179,11 +183,32 @@ def llm_prompt_digest(steps: int = 80) -> str:
     return h.hexdigest()
 
 
+def recorded_simulator_version() -> int:
+    """The simulator behaviour version the fixtures were recorded under."""
+    return int(json.loads((FIXTURES / "simulator_version.json").read_text())["simulator_version"])
+
+
 def write() -> None:
+    from mirrorcraft.body.config import SIMULATOR_VERSION
+
     FIXTURES.mkdir(exist_ok=True)
+    grid = grid_digests()
+    old = FIXTURES / "reference_grid.json"
+    if (
+        old.is_file()
+        and recorded_simulator_version() == SIMULATOR_VERSION
+        and json.loads(old.read_text()) != grid
+    ):
+        sys.exit(
+            f"the reference grid's results changed under simulator version {SIMULATOR_VERSION}: "
+            "raise SIMULATOR_VERSION in mirrorcraft/body/config.py (stored results of the old "
+            "behaviour must not resume or pool with the new), then write again"
+        )
     decisions = planner_decisions()
     (FIXTURES / "planner_decisions.json").write_text(json.dumps(decisions, indent=0) + "\n")
-    grid = grid_digests()
+    (FIXTURES / "simulator_version.json").write_text(
+        json.dumps({"simulator_version": SIMULATOR_VERSION}) + "\n"
+    )
     (FIXTURES / "reference_grid.json").write_text(json.dumps(grid, indent=1, sort_keys=True) + "\n")
     (FIXTURES / "llm_prompts.sha256").write_text(llm_prompt_digest() + "\n")
     print(f"wrote {len(decisions)} planner episodes and {len(grid)} grid episodes")

@@ -266,6 +266,8 @@ def test_a_database_row_that_is_not_an_episode_keeps_its_old_message(tmp_path: P
     [
         ({"ruleset_fingerprint": "v2", "vanilla_fingerprint": "v2"}, "rule set 'vanilla' has"),
         ({"world_fingerprint": "w2"}, "world 'plains-1' under 'vanilla' has fingerprint 'w2'"),
+        ({"body_fingerprint": "b2"}, "the body (simulator version, body or skill settings) has"),
+        ({"task_fingerprint": "t2"}, "task 'iron_armor' has fingerprint 't2' here but 't1'"),
     ],
 )
 def test_records_of_differently_built_rules_or_worlds_are_not_pooled(
@@ -273,7 +275,13 @@ def test_records_of_differently_built_rules_or_worlds_are_not_pooled(
 ) -> None:
     """Two exports concatenated (another software version, an edited suite): the same name
     with two fingerprints would pool different rules or worlds into one row."""
-    built = {"ruleset_fingerprint": "v1", "vanilla_fingerprint": "v1", "world_fingerprint": "w1"}
+    built = {
+        "ruleset_fingerprint": "v1",
+        "vanilla_fingerprint": "v1",
+        "world_fingerprint": "w1",
+        "body_fingerprint": "b1",
+        "task_fingerprint": "t1",
+    }
     first = _doc(**built)
     other = _doc(**{**built, **change, "episode_id": "x2", "repetition": 1})
     with pytest.raises(RecordsError, match="cannot be pooled") as info:

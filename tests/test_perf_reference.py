@@ -18,6 +18,7 @@ from tests.perf_reference import (
     llm_prompt_digest,
     planner_episodes,
     play_planner,
+    recorded_simulator_version,
 )
 
 DECISIONS = json.loads((FIXTURES / "planner_decisions.json").read_text())
@@ -55,3 +56,11 @@ def test_reference_grid_is_byte_identical() -> None:
 
 def test_llm_agents_send_the_recorded_prompts() -> None:
     assert llm_prompt_digest() == (FIXTURES / "llm_prompts.sha256").read_text().strip()
+
+
+def test_fixtures_were_recorded_under_this_simulator_version() -> None:
+    """A behaviour change raises ``SIMULATOR_VERSION`` and re-records these fixtures together
+    (``python -m tests.perf_reference --write`` refuses changed results under the old one)."""
+    from mirrorcraft.body.config import SIMULATOR_VERSION
+
+    assert recorded_simulator_version() == SIMULATOR_VERSION

@@ -107,7 +107,8 @@ _ANY: Check = lambda v: True  # noqa: E731
 _STR_FIELDS = (
     "episode_id", "experiment", "world", "biome", "rules", "task", "agent", "model",
     "disclosure", "termination", "software_version", "ruleset_fingerprint",
-    "vanilla_fingerprint", "world_fingerprint", "spec_hash", "agent_error",
+    "vanilla_fingerprint", "world_fingerprint", "spec_hash", "agent_error", "body_fingerprint",
+    "task_fingerprint",
 )  # fmt: skip
 _INT_FIELDS = (
     "budget", "repetition", "seed", "score", "actions_used", "model_calls", "prompt_tokens",

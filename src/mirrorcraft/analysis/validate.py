@@ -15,8 +15,9 @@ package does not know:
 - the rule set, task, agent, disclosure and termination are known values
   (case-sensitive: ``Vanilla`` is not ``vanilla``); a Vanilla episode cannot
   have disclosed rules, nor a non-vanilla rule-set fingerprint;
-- one world has one biome across all records, and one rule-set id, the vanilla rules
-  and one world under one rule set each have one fingerprint (where recorded).
+- one world has one biome across all records, and one rule-set id, the vanilla rules,
+  one world under one rule set, the body and one task each have one fingerprint (where
+  recorded).
 
 A ``termination`` that names an infrastructure fault (the failure taxonomy of
 the design notes) marks a record that is not an evaluation outcome: it is left
@@ -279,9 +280,10 @@ def steps_problem(r: EpisodeRecord, count: int, first: int | None, last: int | N
 @dataclass
 class CrossCheck:
     """Checks across records, fed one record at a time: one biome per world, and one
-    fingerprint per rule set, for the vanilla rules and per world and rule set (where
-    recorded), so that episodes of differently built rules or worlds (runs of another
-    software version, a suite edited in place) are never pooled under one name."""
+    fingerprint per rule set, for the vanilla rules, per world and rule set, for the body
+    and per task (where recorded), so that episodes of differently built rules, worlds,
+    bodies or tasks (runs of another software version, a suite edited in place) are never
+    pooled under one name."""
 
     biomes: dict[str, tuple[str, str]] = field(default_factory=dict)
     fingerprints: dict[tuple[str, ...], tuple[str, str]] = field(default_factory=dict)
@@ -297,6 +299,8 @@ class CrossCheck:
             (("rules", r.rules), r.ruleset_fingerprint, f"rule set {r.rules!r}"),
             (("vanilla",), r.vanilla_fingerprint, "the vanilla rules"),
             (("world", r.world, r.rules), r.world_fingerprint, f"world {r.world!r}"),
+            (("body",), r.body_fingerprint, "the body (simulator version, body or skill settings)"),
+            (("task", r.task), r.task_fingerprint, f"task {r.task!r}"),
         ):
             if not value:
                 continue
@@ -305,8 +309,8 @@ class CrossCheck:
                 where = f" under {r.rules!r}" if key[0] == "world" else ""
                 return (
                     f"{what}{where} has fingerprint {value!r} here but {first[0]!r} in episode "
-                    f"{first[1]!r} (records of differently built rules or worlds, e.g. another "
-                    "software version or an edited suite, cannot be pooled)"
+                    f"{first[1]!r} (records of differently built rules, worlds, bodies or tasks, "
+                    "e.g. another software version or an edited suite, cannot be pooled)"
                 )
         return None
 

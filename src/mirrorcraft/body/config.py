@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -33,7 +35,41 @@ class BodyConfig(BaseModel):
     needs_support: frozenset[str] = frozenset()
 
 
+SIMULATOR_VERSION = 1
+"""The embedded simulator's behaviour version. Raise it with any change that alters an
+episode's result on the simulator (what a skill does, digs, drops, wears or observes): it is
+part of each record's ``body_fingerprint``, so a results folder refuses to resume, and the
+analysis to pool, episodes of two behaviours (``docs/records.md``). A change that leaves every
+result byte-identical (speed, refactoring) keeps it. ``tests/perf_reference.py --write``
+refuses to re-record changed reference results under an unchanged version."""
+
+
+def _data_path(name: str) -> Path:
+    return Path(str(resources.files("mirrorcraft") / "data" / name))
+
+
 @lru_cache(maxsize=1)
 def default_body_config() -> BodyConfig:
-    path = Path(str(resources.files("mirrorcraft") / "data" / "body.yaml"))
-    return BodyConfig.model_validate(load_yaml_file(path))
+    return BodyConfig.model_validate(load_yaml_file(_data_path("body.yaml")))
+
+
+@lru_cache(maxsize=4)
+def body_fingerprint(backend: str = "sim") -> str:
+    """What the body behaves by, as 16 hex digits: the backend (``sim`` or ``mineflayer``),
+    the simulator's behaviour version (``sim`` only; a real server's body is the game's and
+    the bridge's), the body settings (``data/body.yaml``) and the skill definitions with their
+    argument bounds (``data/skills.yaml``), each as parsed values (a comment edited in either
+    file changes nothing)."""
+    config = default_body_config()
+    body = config.model_dump(mode="json")
+    for name, value in config:
+        if isinstance(value, frozenset):  # a set's order varies between processes
+            body[name] = sorted(value)
+    doc = {
+        "backend": backend,
+        "simulator_version": SIMULATOR_VERSION if backend == "sim" else None,
+        "body": body,
+        "skills": load_yaml_file(_data_path("skills.yaml")),
+    }
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

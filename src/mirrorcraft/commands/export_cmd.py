@@ -32,7 +32,8 @@ COLUMN_TYPES: dict[str, str] = {
     **dict.fromkeys(
         ("episode_id", "experiment", "world", "biome", "rules", "task", "agent", "model",
          "disclosure", "termination", "software_version", "ruleset_fingerprint",
-         "vanilla_fingerprint", "world_fingerprint", "spec_hash", "agent_error"),
+         "vanilla_fingerprint", "world_fingerprint", "spec_hash", "agent_error",
+         "body_fingerprint", "task_fingerprint"),
         _STR,
     ),
     **dict.fromkeys(

@@ -42,6 +42,8 @@ def fingerprints(
     agents: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Fingerprints:
     from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
+    from mirrorcraft.body.config import body_fingerprint
+    from mirrorcraft.evaluator.tasks import task_fingerprint, task_table
     from mirrorcraft.world.registry import load_world
 
     return Fingerprints(
@@ -50,6 +52,8 @@ def fingerprints(
         vanilla_rules().fingerprint,
         {} if real_server else {w: load_world(w).world.fingerprint for w in dict.fromkeys(worlds)},
         {a: dict(origin) for a, origin in (agents or {}).items()},
+        body_fingerprint("mineflayer" if real_server else "sim"),
+        {t: task_fingerprint(task) for t, task in task_table().items()},
     )
 
 
@@ -64,9 +68,9 @@ def check_resume(
     real_server: bool = False,
     agents: Mapping[str, Mapping[str, str]] | None = None,
 ) -> set[str]:
-    """Refuse to resume over episodes of another spec, rule set, world or user agent (its
-    import path, package version or options; unless ``allow``); returns the stored episodes
-    that differ (to run again)."""
+    """Refuse to resume over episodes of another spec, rule set, world, body, task definition
+    or user agent (its import path, package version or options; unless ``allow``); returns
+    the stored episodes that differ (to run again)."""
     records = list(store.records())
     if not records:
         return set()

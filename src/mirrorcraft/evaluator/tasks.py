@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -101,6 +103,21 @@ class Task:
 
     def with_budget(self, budget: int) -> Task:
         return dataclasses.replace(self, budget=budget)
+
+
+@lru_cache(maxsize=256)
+def task_fingerprint(task: Task) -> str:
+    """The task's definition as 16 hex digits: its id, title, suite, group and milestones
+    (advancement, value, title, description), not its budget (part of each condition)."""
+    doc = {
+        "id": task.id,
+        "title": task.title,
+        "suite": task.suite,
+        "group": task.group,
+        "milestones": [m.model_dump(mode="json") for m in task.milestones],
+    }
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 MAX_BUDGET = 100_000

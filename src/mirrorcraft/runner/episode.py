@@ -21,7 +21,8 @@ from mirrorcraft.backends.base import EpisodeBackend
 from mirrorcraft.backends.sim import SimEpisode, StepOutcome
 from mirrorcraft.body.actions import Action, parse_action
 from mirrorcraft.body.body import action_signature
-from mirrorcraft.evaluator.tasks import Task
+from mirrorcraft.body.config import body_fingerprint
+from mirrorcraft.evaluator.tasks import Task, task_fingerprint
 from mirrorcraft.faults import InfrastructureFault, exception_text
 from mirrorcraft.llm.budget import CallBudgetExhausted
 from mirrorcraft.redact import redact_text
@@ -273,6 +274,10 @@ async def run_episode(
         vanilla_fingerprint=vanilla.fingerprint,
         world_fingerprint=getattr(episode, "world_fingerprint", "") or loaded.world.fingerprint,
         spec_hash=spec.spec_hash,
+        body_fingerprint=body_fingerprint(
+            "sim" if isinstance(episode, SimEpisode) else "mineflayer"
+        ),
+        task_fingerprint=task_fingerprint(spec.task),
         wall_seconds=round(time.perf_counter() - started, 4),
         agent_error=agent_error,
         memory=_memory_stats(agent),

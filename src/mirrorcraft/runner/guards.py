@@ -6,9 +6,12 @@ stored record is compared with what the run would produce now: the spec hash
 block nor the model client's transport settings), the fingerprint of each rule
 set it names (a suite manifest or datapack edited in place), the vanilla rules
 (another software version), on the embedded simulator each world (a biome
-spec file edited in place), and for a user's own agent where it came from (its
-import path, its package's version, the hash of its options: another version of
-the agent's package installed since). A difference refuses the run with one line, unless
+spec file edited in place), the body (the simulator's behaviour version, the body
+settings and the skill definitions: ``body.config.body_fingerprint``), each task's
+definition (its milestones and their values), and for a user's own agent where it
+came from (its import path, its package's version, the hash of its options: another
+version of the agent's package installed since). Records written before a
+fingerprint was stamped carry none and are not compared on it. A difference refuses the run with one line, unless
 the user allows it: then the differing episodes of the current spec are run
 again (the old records move to the ``superseded`` table) and the analysis reads
 only episodes of the spec that ran last (``analysis.loading``).
@@ -39,11 +42,15 @@ class Fingerprints:
     """World id -> fingerprint (only worlds to compare; empty on real servers)."""
     agents: dict[str, dict[str, str]] = field(default_factory=dict)
     """Agent id -> its origin now (``EpisodeRecord.agent_origin``; empty for packaged agents)."""
+    body: str = ""
+    """The body's fingerprint now, for the backend the run uses (empty: not compared)."""
+    tasks: dict[str, str] = field(default_factory=dict)
+    """Task id -> its definition's fingerprint now (tasks that no longer exist are absent)."""
 
 
 @dataclass
 class Mismatch:
-    what: str  # "spec" | "rules" | "vanilla" | "world" | "agent"
+    what: str  # "spec" | "rules" | "vanilla" | "world" | "body" | "task" | "agent"
     name: str
     stored: str
     now: str
@@ -69,6 +76,10 @@ def compare(records: Iterable[EpisodeRecord], now: Fingerprints) -> list[Mismatc
             add("vanilla", "vanilla", r.vanilla_fingerprint, now.vanilla, r.episode_id)
         elif (world := now.worlds.get(r.world)) and r.world_fingerprint != world:
             add("world", r.world, r.world_fingerprint, world, r.episode_id)
+        elif r.body_fingerprint and now.body and r.body_fingerprint != now.body:
+            add("body", "", r.body_fingerprint, now.body, r.episode_id)
+        elif r.task_fingerprint and (task := now.tasks.get(r.task)) and r.task_fingerprint != task:
+            add("task", r.task, r.task_fingerprint, task, r.episode_id)
         elif (changed := agent_change(r.agent_origin, now.agents.get(r.agent))) is not None:
             add("agent", r.agent, changed[0], changed[1], r.episode_id)
     return list(found.values())
@@ -113,6 +124,18 @@ def explain(m: Mismatch, folder: Path) -> str:
         return (
             f"agent {m.name!r} changed since its {n} stored episode(s) ran (then: {m.stored}; "
             f"now: {m.now}): install the version that ran, {ways} {rerun}"
+        )
+    if m.what == "body":
+        return (
+            f"the body differs from that of {n} stored episode(s) (fingerprint {m.stored}, now "
+            f"{m.now}): another simulator version, or body.yaml or skills.yaml edited (another "
+            f"software version?); install the version that ran, {ways} {rerun}"
+        )
+    if m.what == "task":
+        return (
+            f"task {m.name!r} is defined differently from when its {n} stored episode(s) ran "
+            f"(fingerprint {m.stored}, now {m.now}: its milestones or their values changed); "
+            f"restore it, {ways} {rerun}"
         )
     if m.what == "vanilla":
         return (

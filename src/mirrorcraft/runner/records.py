@@ -82,6 +82,13 @@ class EpisodeRecord:
     vanilla_fingerprint: str = ""
     world_fingerprint: str = ""
     spec_hash: str = ""
+    body_fingerprint: str = ""
+    """What the body behaved by (``body.config.body_fingerprint``): the backend, the embedded
+    simulator's behaviour version, the body settings and the skill definitions. Empty in
+    records written before it was stamped."""
+    task_fingerprint: str = ""
+    """The task's definition: title, milestones and their values (``evaluator.tasks
+    .task_fingerprint``; the budget is part of the condition). Empty in older records."""
     template_hashes: dict[str, str] = field(default_factory=dict)
     wall_seconds: float = 0.0
     agent_error: str = ""
