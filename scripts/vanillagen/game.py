@@ -13,6 +13,20 @@ FUELS_FACTS = "fuels.yaml"
 ENCHANT_FACTS = "enchanting.yaml"
 ENTITY_FACTS = "entities.yaml"
 SPECIAL_FACTS = "special_recipes.yaml"
+EXPERIENCE_FACTS = "experience.yaml"
+
+
+def _experience(section: str, known: set[str]) -> dict[str, list[int]]:
+    """``[min, max]`` experience per block or entity (``vanilla_facts/experience.yaml``)."""
+    out: dict[str, list[int]] = {}
+    for name, span in load_facts(EXPERIENCE_FACTS)[section].items():
+        if name not in known:
+            raise ValueError(f"{EXPERIENCE_FACTS}: unknown {section[:-1]} {name!r}")
+        low, high = (int(v) for v in span)
+        if not 0 <= low <= high:
+            raise ValueError(f"{EXPERIENCE_FACTS}: {name}: need 0 <= min <= max, got {span}")
+        out[name] = [low, high]
+    return out
 
 
 def default_state(block: Json) -> dict[str, str]:
@@ -33,6 +47,7 @@ def default_state(block: Json) -> dict[str, str]:
 
 def blocks_json(data: McData, drops_like: dict[str, str]) -> Json:
     no_table = set(load_facts(LOOT_FACTS)["no_loot_table"])
+    experience = _experience("blocks", {b["name"] for b in data.blocks_list})
     out: Json = {}
     for b in data.blocks_list:
         name = b["name"]
@@ -46,6 +61,8 @@ def blocks_json(data: McData, drops_like: dict[str, str]) -> Json:
             "loot_table": loot,
             "default_state": default_state(b),
         }
+        if name in experience:
+            out[mc(name)]["experience"] = experience[name]
     return out
 
 
@@ -176,6 +193,8 @@ def entities_json(data: McData) -> Json:
         if name not in data.raw.entities_name:
             raise ValueError(f"entity facts name an unknown entity {name!r}")
         out[mc(name)] = {"max_health": health}
+    for name, span in _experience("entities", set(facts["max_health"])).items():
+        out[mc(name)]["experience"] = span
     for name, spec in facts["variants"].items():
         weights = spec["weights"]
         if sum(weights.values()) <= 0 or any(w < 0 for w in weights.values()):
@@ -217,11 +236,11 @@ def write_game(
     adv_text: Json,
     out: OutputSet,
 ) -> None:
-    out.add("blocks.json", blocks_json(data, drops_like), src_mixed(LOOT_FACTS))
+    out.add("blocks.json", blocks_json(data, drops_like), src_mixed(LOOT_FACTS, EXPERIENCE_FACTS))
     out.add("items.json", items_json(data), SRC_MCDATA)
     out.add("tools.json", tools_json(data), src_mixed(TOOLS_FACTS))
     out.add("fuels.json", fuels_json(data, item_tags), src_facts(FUELS_FACTS))
     out.add("enchanting.json", enchanting_json(data), src_mixed(ENCHANT_FACTS, TOOLS_FACTS))
     out.add("advancement_text.json", adv_text, SRC_MCDATA)
-    out.add("entities.json", entities_json(data), src_facts(ENTITY_FACTS))
+    out.add("entities.json", entities_json(data), src_facts(ENTITY_FACTS, EXPERIENCE_FACTS))
     out.add("special_recipes.json", special_recipes_json(data), src_facts(SPECIAL_FACTS))

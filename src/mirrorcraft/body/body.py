@@ -283,9 +283,13 @@ class Body:
                 block, stack, properties=properties, lookup=self._lookup_near(pos)
             )
             drops = self._roll(table, ctx, f"block|{pos[0]},{pos[1]},{pos[2]}|{sub}")
+        info = self.rules.game.blocks[block]
+        silk = stack is not None and stack.enchantment_level("silk_touch") > 0
+        if harvestable and info.experience[1] > 0 and not silk:
+            self.gain_experience(info.experience, "block", pos, sub)
         if key is not None:
             spec = self.rules.game.tools[key[0]]
-            self.wear(key, spec.mine_wear(self.rules.game.blocks[block].hardness), sub)
+            self.wear(key, spec.mine_wear(info.hardness), sub)
         self._remove(pos, block, drops, sub)
         return drops
 
@@ -443,6 +447,14 @@ class Body:
         for slot, key in list(self.armor.items()):
             if key not in self.inventory.counts:
                 del self.armor[slot]
+
+    def gain_experience(self, span: tuple[int, int], *parts: object) -> None:
+        """The experience a broken block or a killed mob gives: a whole number of points drawn
+        uniformly from ``span``, with draws of its own (no loot roll moves), picked up at once."""
+        low, high = span
+        points = low if low == high else self.rng("xp", *parts).randint(low, high)
+        if points > 0:
+            self.add_experience(points)
 
     def add_experience(self, points: float) -> None:
         self.xp_points += points

@@ -34,6 +34,9 @@ class BlockInfo:
     """The block's loot table (some blocks drop like another); None: drops nothing."""
     default_state: Mapping[str, str]
     """Block-state properties of the block as generated and placed (e.g. snow layers=1)."""
+    experience: tuple[int, int] = (0, 0)
+    """Experience points breaking it gives, drawn uniformly from this range (ores; only with
+    a tool correct for its drops and without Silk Touch)."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,8 @@ class EntityInfo:
     """Variants and their integer weights, in a fixed order."""
     variant_loot_table: str = ""
     """Loot table location pattern; ``{variant}`` is replaced by the mob's variant."""
+    experience: tuple[int, int] = (0, 0)
+    """Experience points the mob gives when the player kills it, drawn uniformly."""
 
     def loot_table(self, variant: str) -> str | None:
         if not variant or not self.variant_loot_table:
@@ -122,6 +127,22 @@ def _ids(value: Any) -> Any:
     return value
 
 
+def _experience(name: str, value: Any) -> tuple[int, int]:
+    """A ``[min, max]`` experience range (absent: none)."""
+    if value is None:
+        return (0, 0)
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(type(v) is int for v in value)
+        and 0 <= value[0] <= value[1] <= 10_000
+    ):
+        return (value[0], value[1])
+    raise RulesError(
+        f"game data: {name}: experience must be [min, max], 0 <= min <= max, not {value!r}"
+    )
+
+
 def load_game_data(folder: Path | None = None) -> GameData:
     """Read the game facts (the packaged ones unless a folder is given)."""
     if folder is None:
@@ -155,6 +176,7 @@ def _load(folder: Path) -> GameData:
             if "loot_table" in info
             else f"minecraft:blocks/{normalize_id(name)}",
             MappingProxyType(dict(info.get("default_state") or {})),
+            _experience(name, info.get("experience")),
         )
         for name, info in raw["blocks"].items()
     }
@@ -190,6 +212,7 @@ def _load(folder: Path) -> GameData:
             str(variants.get("property", "")),
             tuple((str(k), int(v)) for k, v in sorted(variants.get("weights", {}).items())),
             str(variants.get("loot_table", "")),
+            _experience(name, info.get("experience")),
         )
     special = {
         normalize_id(kind): MappingProxyType({k: _ids(v) for k, v in spec.items()})

@@ -130,6 +130,9 @@ def attack(body: Body, args: Mapping[str, Any]) -> ActionResult:
         body.state.version += 1
         body.state.mobs_changed += 1
         drops.extend(body.roll_entity(mob.type, mob.id, used, mob.variant))
+        info = body.rules.game.entities.get(mob.type)
+        if info is not None and info.experience[1] > 0:
+            body.gain_experience(info.experience, "entity", mob.id)
         killed += 1
     if killed == 0:
         assert problem is not None
