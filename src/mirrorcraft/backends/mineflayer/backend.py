@@ -47,6 +47,8 @@ class MineflayerOptions:
     milestones: str = "rcon"
     """rcon (ask the server after every action) or file (the save's advancements/<uuid>.json)."""
     start_timeout_s: float = 300.0
+    rcon_command_timeout_s: float = 60.0
+    """The most one RCON command's whole answer may take (milestone checks, pre-episode checks)."""
 
     def to_dict(self) -> dict[str, object]:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
@@ -154,7 +156,10 @@ def start_episode(
         server = ServerProcess(
             folder,
             ServerSettings(
-                jar=jar, command=options.command, start_timeout_s=options.start_timeout_s
+                jar=jar,
+                command=options.command,
+                start_timeout_s=options.start_timeout_s,
+                rcon_command_timeout_s=options.rcon_command_timeout_s,
             ),
         )
         handle.adopt(server)

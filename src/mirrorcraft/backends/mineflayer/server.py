@@ -47,6 +47,9 @@ class ServerSettings:
     start_timeout_s: float = 300.0
     stop_timeout_s: float = 60.0
     rcon_timeout_s: float = 30.0
+    """How long RCON may take to become reachable once the server says it is done."""
+    rcon_command_timeout_s: float = 60.0
+    """The most one RCON command's whole answer may take (a trickling server fails it)."""
 
     def argv(self) -> list[str]:
         return [part.replace("{jar}", str(self.jar)) for part in shlex.split(self.command)]
@@ -143,7 +146,12 @@ class ServerProcess:
         deadline = time.monotonic() + self.settings.rcon_timeout_s
         while True:
             try:
-                self._rcon = RconClient("127.0.0.1", self.rcon_port, self.password)
+                self._rcon = RconClient(
+                    "127.0.0.1",
+                    self.rcon_port,
+                    self.password,
+                    command_timeout_s=self.settings.rcon_command_timeout_s,
+                )
                 return
             except RconError as exc:
                 if time.monotonic() > deadline or not self.alive():
