@@ -7,6 +7,7 @@ encounter log compares server results with vanilla rules."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,12 @@ from mirrorcraft.backends.mineflayer.advancements import (
     RconAdvancements,
     offline_uuid,
     read_advancement_file,
+)
+from mirrorcraft.backends.mineflayer.bridge import (
+    CODE_KINDS,
+    BridgeError,
+    BridgeUnavailable,
+    find_bridge_dir,
 )
 from mirrorcraft.backends.mineflayer.convert import bridge_config, build_observation, build_result
 from mirrorcraft.backends.mineflayer.episode import MineflayerEpisode
@@ -435,3 +442,23 @@ def test_the_bridge_predicts_harvesting_exactly_as_the_embedded_rules(
     expected = [rules.can_harvest(b, t) for b, t in pairs]
     wrong = [pairs[i] for i, (p, e) in enumerate(zip(predicted, expected, strict=True)) if p != e]
     assert wrong == []
+
+
+def test_every_bridge_error_code_has_a_fault_kind_and_none_is_a_connection_fault_by_default() -> (
+    None
+):
+    """Every code in bridge/src/protocol.js is classed explicitly; before, every code but
+    ``timeout`` was a ``connection`` fault, so a bridge of another version or a refused setting
+    was retried as if the line had dropped."""
+    protocol = (find_bridge_dir() / "src" / "protocol.js").read_text()
+    block = protocol.split("const CODES = Object.freeze({", 1)[1].split("})", 1)[0]
+    codes = set(re.findall(r"'([a-z_]+)'", block))
+    assert codes and codes <= set(CODE_KINDS), codes - set(CODE_KINDS)
+    kinds = {code: BridgeError("x", code).kind for code in codes}
+    assert kinds["timeout"] == "timeout"
+    assert kinds["disconnected"] == "connection"
+    assert kinds["unknown_method"] == kinds["invalid_params"] == "config"
+    assert kinds["unsupported"] == kinds["internal"] == kinds["bad_json"] == "server"
+    assert BridgeError("x", "exited").kind == "connection"
+    assert BridgeError("x", "something new").kind == "server"
+    assert BridgeUnavailable("node missing").kind == "config"

@@ -182,11 +182,28 @@ async function trade (w, args) {
     return failure('trade', args, 'no_result', 'the villager offered no such trade')
   }
   try {
-    const index = (window.trades || []).findIndex(t => t.inputItem1 && t.inputItem1.name === args.give && t.outputItem && t.outputItem.name === args.get && !t.tradeDisabled)
+    const trades = window.trades || []
+    const index = trades.findIndex(t => t.inputItem1 && t.inputItem1.name === args.give && t.outputItem && t.outputItem.name === args.get)
     if (index < 0) return failure('trade', args, 'no_result', 'the villager offered no such trade')
-    const offer = window.trades[index]
-    if (w.count(args.give) < offer.inputItem1.count) return failure('trade', args, 'missing_item', `the trade needs ${offer.inputItem1.count} ${args.give}`)
-    await withCeiling(w.bot.trade(window, index, 1), limits.click_timeout_ms * 4, 'trading')
+    const offer = trades[index]
+    // What the game refuses is the agent's failure, never a bridge fault: a sold-out offer,
+    // a price raised by demand (realPrice, not the listed count), a second input not owned.
+    if (offer.tradeDisabled || (Number.isFinite(offer.maximumNbTradeUses) && offer.maximumNbTradeUses - (offer.nbTradeUses || 0) <= 0)) {
+      return failure('trade', args, 'no_result', 'the villager does not make this trade any more (sold out)')
+    }
+    const price = Number.isFinite(offer.realPrice) && offer.realPrice > 0 ? offer.realPrice : offer.inputItem1.count
+    if (w.count(args.give) < price) return failure('trade', args, 'missing_item', `the trade needs ${price} ${args.give}`, { item: args.give })
+    const second = offer.hasItem2 && offer.inputItem2 ? offer.inputItem2 : null
+    if (second && w.count(second.name) < second.count) {
+      return failure('trade', args, 'missing_item', `the trade also needs ${second.count} ${second.name}`, { item: second.name })
+    }
+    try {
+      await withCeiling(w.bot.trade(window, index, 1), limits.click_timeout_ms * 4, 'trading')
+    } catch (err) {
+      if (err instanceof BridgeError) throw err
+      w.checkCancelled()
+      return failure('trade', args, 'no_result', `the villager refused the trade: ${err && err.message}`)
+    }
   } finally {
     window.close()
   }

@@ -22,10 +22,43 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from mirrorcraft.faults import InfrastructureFault
+from mirrorcraft.faults import FaultKind, InfrastructureFault
 
 PROTOCOL = 1
 ENTRY = Path("src") / "main.js"
+
+
+CODE_KINDS: dict[str, FaultKind] = {
+    # The server or the bridge did not answer in time (a wait, a window, a click, the spawn).
+    "timeout": "timeout",
+    # The bot lost the server (kicked, connection ended or refused); Python's own code for a
+    # bridge process that exited or cannot be written to.
+    "disconnected": "connection",
+    "exited": "connection",
+    # The bridge is another version than this package (a method it does not know), or it
+    # refused a setting (the player name, the protocol, the body bounds): a rerun of the same
+    # episode cannot help.
+    "unknown_method": "config",
+    "invalid_params": "config",
+    # Python's own: Node or the bridge's packages missing, or a bridge of another protocol.
+    "unavailable": "config",
+    "protocol": "config",
+    # The bridge answered with a failure: a window of the wrong type (`unsupported`), an
+    # unexpected error inside it (`internal`), a line or a call order it could not take
+    # (`bad_json`, `bad_request`, `not_connected`, `busy`), or no code at all.
+    "unsupported": "server",
+    "internal": "server",
+    "bad_json": "server",
+    "bad_request": "server",
+    "not_connected": "server",
+    "busy": "server",
+}
+"""Each bridge error code as an infrastructure fault kind (an unknown code is ``server``).
+
+None of them is the agent's: a skill call the game refuses (no target, a missing item, a
+refused trade, a failed placement) comes back as a result with ``ok: false`` and a reason
+from ``body/results.py``, which the agent sees and which is scored; a bridge error is never
+shown to the agent and the episode is rerun. ``docs/real_server.md`` has the table."""
 
 
 class BridgeError(InfrastructureFault):
@@ -34,14 +67,15 @@ class BridgeError(InfrastructureFault):
     kind = "connection"
 
     def __init__(self, message: str, code: str = "bridge"):
-        # The bridge's error codes in the fault taxonomy: a call that ran out of time is a
-        # `timeout`; a lost server or bridge (and anything else) a `connection` fault.
-        super().__init__(message, kind="timeout" if code == "timeout" else "connection")
+        super().__init__(message, kind=CODE_KINDS.get(code, "server"))
         self.code = code
 
 
 class BridgeUnavailable(BridgeError):
     """Node or the bridge's npm packages are missing (install them: ``npm ci --prefix bridge``)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, "unavailable")
 
 
 def find_bridge_dir() -> Path:
@@ -113,14 +147,20 @@ class BridgeClient:
             raise BridgeUnavailable(f"cannot start the bridge with {node!r}: {exc}") from None
         threading.Thread(target=self._read_stdout, name="bridge-out", daemon=True).start()
         threading.Thread(target=self._read_stderr, name="bridge-err", daemon=True).start()
-        if not self._ready.wait(start_timeout_s) or not self.info:
+        started = self._ready.wait(start_timeout_s)
+        if not started or not self.info:
             tail = "\n".join(list(self.stderr)[-10:])
             self.close()
-            raise BridgeError(f"the bridge did not start within {start_timeout_s:g} s:\n{tail}")
+            if started:
+                raise BridgeError(f"the bridge exited before it was ready:\n{tail}", "exited")
+            raise BridgeError(
+                f"the bridge did not start within {start_timeout_s:g} s:\n{tail}", "timeout"
+            )
         if self.info.get("protocol") != PROTOCOL:
             self.close()
             raise BridgeError(
-                f"the bridge speaks protocol {self.info.get('protocol')}, expected {PROTOCOL}"
+                f"the bridge speaks protocol {self.info.get('protocol')}, expected {PROTOCOL}",
+                "protocol",
             )
 
     # -- reader threads ------------------------------------------------------------------
