@@ -126,7 +126,7 @@ class BridgeClient:
         self._waiting: dict[int, tuple[threading.Event, list[Any]]] = {}
         self.events: deque[dict[str, Any]] = deque(maxlen=200)
         self.stderr: deque[str] = deque(maxlen=200)
-        self.orphans: list[dict[str, Any]] = []
+        self.orphans: deque[dict[str, Any]] = deque(maxlen=200)
         """Responses that matched no waiting call (id null: the bridge rejected a line)."""
         self.lost: str | None = None
         self.died: str | None = None
@@ -146,9 +146,12 @@ class BridgeClient:
         except OSError as exc:
             raise BridgeUnavailable(f"cannot start the bridge with {node!r}: {exc}") from None
         threading.Thread(target=self._read_stdout, name="bridge-out", daemon=True).start()
-        threading.Thread(target=self._read_stderr, name="bridge-err", daemon=True).start()
+        err_reader = threading.Thread(target=self._read_stderr, name="bridge-err", daemon=True)
+        err_reader.start()
         started = self._ready.wait(start_timeout_s)
         if not started or not self.info:
+            if started:  # its output ended: let its last words (stderr) arrive
+                err_reader.join(timeout=5)
             tail = "\n".join(list(self.stderr)[-10:])
             self.close()
             if started:
@@ -166,31 +169,41 @@ class BridgeClient:
     # -- reader threads ------------------------------------------------------------------
     def _read_stdout(self) -> None:
         assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
-            try:
-                msg = json.loads(raw)
-            except json.JSONDecodeError:
-                self.stderr.append(f"(non-protocol stdout) {raw[:200]!r}")
-                continue
-            if not isinstance(msg, dict):
-                continue
-            if "event" in msg:
-                self._event(msg)
-                continue
-            rid = msg.get("id")
+        try:
+            for raw in self.proc.stdout:
+                self._line(raw)
+        except (OSError, ValueError) as exc:  # the stream closed under us
+            self.lost = self.lost or f"reading the bridge's output failed: {exc}"
+        finally:
+            # However the reader ends, no call may wait out its timeout on a reader gone.
+            self.lost = self.lost or f"the bridge process exited (code {self.proc.poll()})"
             with self._lock:
-                slot = self._waiting.pop(rid, None) if isinstance(rid, int) else None
-            if slot is None:
-                self.orphans.append(msg)
-                continue
-            slot[1].append(msg)
-            slot[0].set()
-        self.lost = self.lost or f"the bridge process exited (code {self.proc.poll()})"
+                waiting, self._waiting = self._waiting, {}
+            for event, _box in waiting.values():
+                event.set()
+            self._ready.set()
+
+    def _line(self, raw: bytes) -> None:
+        """One stdout line: a response, an event, or noise (kept in the stderr tail)."""
+        try:
+            msg = json.loads(raw)
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested absurdly deep
+            self.stderr.append(f"(non-protocol stdout) {raw[:200]!r}")
+            return
+        if not isinstance(msg, dict):
+            self.stderr.append(f"(non-protocol stdout) {raw[:200]!r}")
+            return
+        if "event" in msg:
+            self._event(msg)
+            return
+        rid = msg.get("id")
         with self._lock:
-            waiting, self._waiting = self._waiting, {}
-        for event, _box in waiting.values():
-            event.set()
-        self._ready.set()
+            slot = self._waiting.pop(rid, None) if type(rid) is int else None
+        if slot is None:
+            self.orphans.append(msg)
+            return
+        slot[1].append(msg)
+        slot[0].set()
 
     def _event(self, msg: dict[str, Any]) -> None:
         self.events.append(msg)
