@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
+import socket
 import sqlite3
 import tempfile
 import threading
@@ -300,3 +301,33 @@ def test_preparing_again_keeps_the_other_saves_and_a_failed_world_leaves_the_man
     said = _prepare(other, out, "taiga-1")
     assert sorted(load_manifest(out).saves) == ["taiga-1"]
     assert any("is not a saves manifest" in line for line in said)
+
+
+def test_an_rcon_port_taken_before_the_server_binds_it_says_so_at_once(
+    saves: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ports are chosen free, then bound by the server a moment later; another program (another
+    worker's server) can take one in between. 1.19 then warns "Unable to initialise RCON" and
+    runs on without it: the start used to retry RCON until ``rcon_timeout_s`` ran out and then
+    said only "connection refused". Now it fails on the server's own line, naming the ports."""
+    from mirrorcraft.backends.mineflayer import server as server_mod
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    ports = iter([server_mod.free_port(), taken.getsockname()[1]])
+    monkeypatch.setattr(server_mod, "free_port", lambda host="127.0.0.1": next(ports))
+    folder = tmp_path / "server"
+    shutil.copytree(saves / "plains-1", folder)
+    settings = ServerSettings(
+        jar=Path(load_manifest(saves).jar), command=FAKE, start_timeout_s=60, rcon_timeout_s=5
+    )
+    server = ServerProcess(folder, settings)
+    try:
+        with pytest.raises(InfrastructureFault) as err:
+            server.wait_ready()
+    finally:
+        server.kill()
+        taken.close()
+    message = str(err.value)
+    assert "Unable to initialise RCON" in message
+    assert f"RCON port {server.rcon_port} was taken" in message

@@ -258,11 +258,17 @@ def main(argv: list[str]) -> int:
     if server.settings.never_ready:
         time.sleep(3600)
     props = server.props
-    rcon = RconServer(
-        props.get("rcon.password", ""), server.handle, port=int(props.get("rcon.port", "25575"))
-    )
+    rcon_port = int(props.get("rcon.port", "25575"))
+    rcon: RconServer | None = None
     print('[Server thread/INFO]: Done (0.042s)! For help, type "help"', flush=True)
-    print(f"[Server thread/INFO]: RCON running on 127.0.0.1:{rcon.port}", flush=True)
+    try:
+        rcon = RconServer(props.get("rcon.password", ""), server.handle, port=rcon_port)
+        print(f"[Server thread/INFO]: RCON running on 127.0.0.1:{rcon.port}", flush=True)
+    except OSError:  # as 1.19: a warning, and the server runs on without RCON
+        print(
+            f"[RCON Listener #1/WARN]: Unable to initialise RCON on 127.0.0.1:{rcon_port}",
+            flush=True,
+        )
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     for line in sys.stdin:
         if line.strip() == "stop":
@@ -270,7 +276,8 @@ def main(argv: list[str]) -> int:
     else:
         while server.settings.outlive_stdin:  # until RCON's stop or a signal ends the process
             time.sleep(3600)
-    rcon.close()
+    if rcon is not None:
+        rcon.close()
     return 0
 
 

@@ -20,7 +20,10 @@ STARTING_RE = re.compile(r"Starting minecraft server version (\S+)")
 DONE_RE = re.compile(r'Done \([0-9.,]+s\)! For help, type "help"')
 RCON_RE = re.compile(r"RCON running on ")
 FAILED_RE = re.compile(
-    r"(Failed to start the minecraft server|Exception in server tick loop|Errors in currently selected data packs|Failed to load datapacks)"
+    r"(Failed to start the minecraft server|Exception in server tick loop|Errors in currently selected data packs|Failed to load datapacks"
+    # A port taken between choosing it and the server binding it (another worker's server):
+    # 1.19 stops for the game port, and runs on without RCON for the RCON port.
+    r"|FAILED TO BIND TO PORT|Unable to initialise RCON)"
 )
 
 

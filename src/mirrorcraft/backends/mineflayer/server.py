@@ -138,13 +138,15 @@ class ServerProcess:
                 f"the server did not start within {self.settings.start_timeout_s:g} s; log tail:\n{self.tail()}"
             )
         if not self.alive():
+            self._raise_failed()
             raise InfrastructureFault(
                 f"the server exited while starting (code {self.proc.returncode}); log tail:\n{self.tail()}"
             )
-        if self._failed is not None:
-            raise InfrastructureFault(f"the server reported a failure: {self._failed}")
+        self._raise_failed()
         deadline = time.monotonic() + self.settings.rcon_timeout_s
         while True:
+            # 1.19 sets RCON up after its "Done" line: a port it could not bind shows up here.
+            self._raise_failed()
             try:
                 self._rcon = RconClient(
                     "127.0.0.1",
@@ -157,6 +159,19 @@ class ServerProcess:
                 if time.monotonic() > deadline or not self.alive():
                     raise InfrastructureFault(f"RCON never became reachable: {exc}") from None
                 time.sleep(0.2)
+
+    def _raise_failed(self) -> None:
+        if self._failed is None:
+            return
+        hint = ""
+        if "BIND" in self._failed or "RCON" in self._failed:
+            hint = (
+                f" (port {self.port} or RCON port {self.rcon_port} was taken after it was chosen, "
+                "by another program or server; a rerun chooses new ports)"
+            )
+        raise InfrastructureFault(
+            f"the server reported a failure: {self._failed}{hint}; log tail:\n{self.tail()}"
+        )
 
     @property
     def rcon(self) -> RconClient:
