@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import pytest
 
@@ -168,11 +169,55 @@ def test_the_calibration_script_refuses_input_that_backs_no_budget(
 ) -> None:
     """An empty seed list used to print FAILED for every task and exit 0; a bad seed or
     world ended in a traceback."""
+    script = _calibration_script()
+    with pytest.raises(SystemExit) as stop:
+        script.main(["--task", "obtain_logs", *args])
+    assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+def _calibration_script() -> Any:
     path = Path(__file__).resolve().parent.parent / "scripts" / "calibrate_techtree.py"
     spec = importlib.util.spec_from_file_location("calibrate_techtree", path)
     assert spec is not None and spec.loader is not None
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    with pytest.raises(SystemExit) as stop:
-        script.main(["--task", "obtain_logs", *args])
-    assert stop.value.code == 2 and message in capsys.readouterr().err
+    return script
+
+
+def test_the_calibration_script_writes_no_budget_that_a_failed_oracle_run_leaves_unbacked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--write used to write a budget from the successful runs of a task whose other runs
+    failed (a failure may be its longest route), so a budget could fall below a world's
+    need; now only tasks whose every run succeeded are written, and the others are named."""
+    from mirrorcraft.runner.techtree_controls import OracleRun, TechTreeReport
+
+    script = _calibration_script()
+    table = tmp_path / "techtree.yaml"
+    table.write_text(
+        "  - {id: obtain_logs, budget: 7, group: wooden}\n"
+        "  - {id: obtain_planks, budget: 8, group: wooden}\n",
+        encoding="utf-8",
+    )
+
+    def controls(worlds: Any, rules: Any, tasks: Any, **_: Any) -> TechTreeReport:
+        return TechTreeReport(
+            oracle=[
+                OracleRun("plains-1", "obtain_logs", 7, True, 4, "success"),
+                OracleRun("plains-2", "obtain_logs", 7, False, 400, "budget"),
+                OracleRun("plains-1", "obtain_planks", 8, True, 6, "success"),
+                OracleRun("plains-2", "obtain_planks", 8, True, 8, "success"),
+            ]
+        )
+
+    monkeypatch.setattr(script, "run_techtree_controls", controls)
+    monkeypatch.setattr(script, "TABLE", table)
+    argv = ["--task", "obtain_logs", "--task", "obtain_planks", "--seeds", "1", "--write"]
+    argv += ["--world", "plains-1", "--world", "plains-2"]
+    assert script.main(argv) == 1
+    written = table.read_text(encoding="utf-8")
+    assert "{id: obtain_logs, budget: 7," in written  # left as it was
+    assert "{id: obtain_planks, budget: 20," in written  # 2.5 x 8, backed by both runs
+    out = capsys.readouterr()
+    assert "updated 1 budget(s)" in out.out
+    assert "not written" in out.err and "obtain_logs (1 of 2 runs failed)" in out.err
