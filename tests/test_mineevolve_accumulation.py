@@ -331,3 +331,34 @@ def test_a_file_where_the_stores_folder_goes_is_named(
     errors = [line for line in err.splitlines() if line.startswith("mirrorcraft: error")]
     assert len(errors) == 1 and "stores is a file" in errors[0] and "Traceback" not in err
     assert (out / "stores").read_text() == "not a folder"
+
+
+def test_analyze_totals_the_training_episodes_usage_with_the_evaluation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``analyze results.sqlite`` of an accumulation run summed only the evaluation episodes'
+    calls, tokens and cost: the training stream's (in ``train.sqlite``), often most of
+    the bill, were in no total, and its training-stream table was empty."""
+    spec = {**SPEC, "variants": ["full"], "checkpoints": [3]}
+    out = tmp_path / "out"
+    assert main(_command(tmp_path, spec)) == 0
+    capsys.readouterr()
+    train, evaluation = _records(out / "train.sqlite"), _records(out / "results.sqlite")
+    assert main(["analyze", str(out / "results.sqlite"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    usage = doc["usage"]
+    calls = sum(r["model_calls"] for r in train) + sum(r["model_calls"] for r in evaluation)
+    assert usage["total"]["episodes"] == len(train) + len(evaluation) == 5
+    assert usage["total"]["model_calls"] == calls
+    assert usage["training"]["episodes"] == 3
+    assert usage["training"]["model_calls"] == sum(r["model_calls"] for r in train) > 0
+    assert {r["phase"] for r in usage["by_agent_model"]} == {"evaluation", "training"}
+    assert usage["faults"] is not None
+    assert [t["episodes"] for t in doc["accumulation"]["training"]] == [3]
+    assert main(["analyze", str(out / "results.sqlite")]) == 0
+    text = capsys.readouterr().out.split("for the whole run", 1)[1]
+    assert "and its 3 training episode(s) (train.sqlite)" in text
+    # The training database alone is still analysed as itself.
+    assert main(["analyze", str(out / "train.sqlite"), "--json"]) == 0
+    alone = json.loads(capsys.readouterr().out)["usage"]
+    assert alone["training"] is None and alone["total"]["episodes"] == 3

@@ -44,6 +44,18 @@ def unfinished(path: str | Path, stored: Iterable[str]) -> tuple[int, int] | Non
     return len(planned - held), len(planned)
 
 
+def training_database(path: str | Path) -> Path | None:
+    """The training database beside an accumulation run's evaluation database (the
+    ``train.sqlite`` in its folder), or None: for other results, for the training database
+    itself, or when there is none."""
+    p = Path(path)
+    doc = stored_spec(p)
+    if doc is None or doc.get("kind") != "accumulation" or p.name == TRAIN_DB:
+        return None
+    train = p.parent / TRAIN_DB
+    return train if train.is_file() else None
+
+
 def _accumulation_phase(doc: dict[str, Any], held: set[str], named_train: bool) -> set[str] | None:
     """The episode ids of the phase these results hold: training when they hold training
     episodes (or, holding none of either, when the file has the training database's name)."""

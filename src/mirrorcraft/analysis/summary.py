@@ -280,9 +280,9 @@ def summarize(
     ``excluded`` counts the infrastructure records left out and ``invalid`` lists the
     inconsistent ones (both from ``load_results``). ``train_records`` are the training
     episodes of an accumulation experiment (its ``train.sqlite``), for the
-    training-stream table.
+    training-stream table and the run's usage totals.
     """
-    usage = usage_section(records)
+    usage = usage_section(records, train_records)
     controls = [r for r in records if is_control(r)]
     records = [r for r in records if not is_control(r)]
     index = PairIndex(records)

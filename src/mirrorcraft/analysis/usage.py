@@ -3,7 +3,7 @@
 ``usage_section(records)`` is the ``usage`` key of the summary (``mirrorcraft analyze``):
 one row for the whole run and one per agent and model, over every evaluation episode
 (Vanilla, Mirror, disclosed and control episodes alike; infrastructure records are not
-episodes and are not in it). Sums, not means: the per-episode means of the paper's
+episodes and are not in it) and, for an accumulation run, every training episode. Sums, not means: the per-episode means of the paper's
 Table 2 are in the ``configurations`` rows.
 
 Failure counts (``failed_attempts`` by kind, ``unusable_replies``) exist only in records
@@ -84,18 +84,36 @@ def usage_row(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
     }
 
 
-def usage_section(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
-    """``{"total": row, "by_agent_model": [row + agent, model, ...]}``; rows only for agent
-    and model pairs with at least one model call."""
-    groups: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
-    for r in records:
-        groups[(r.agent, r.model)].append(r)
+EVALUATION = "evaluation"
+TRAINING = "training"
+
+
+def usage_section(
+    records: Sequence[EpisodeRecord], train_records: Sequence[EpisodeRecord] = ()
+) -> dict[str, Any]:
+    """``{"total": row, "by_agent_model": [row + agent, model, phase, ...], "training": row
+    or None}``; rows only for agent and model pairs with at least one model call.
+
+    ``train_records`` are an accumulation run's training episodes (its ``train.sqlite``):
+    the run paid for them too, so ``total`` sums them with the evaluation episodes, their
+    rows have ``phase`` "training", and ``training`` is their own total (None without any).
+    """
+    groups: dict[tuple[str, str, str], list[EpisodeRecord]] = defaultdict(list)
+    for phase, chosen in ((EVALUATION, records), (TRAINING, train_records)):
+        for r in chosen:
+            groups[(r.agent, r.model, phase)].append(r)
     rows = [
-        {"agent": agent, "model": model, **usage_row(rs)}
-        for (agent, model), rs in sorted(groups.items())
+        {"agent": agent, "model": model, "phase": phase, **usage_row(rs)}
+        for (agent, model, phase), rs in sorted(
+            groups.items(), key=lambda item: (item[0][2] == TRAINING, item[0])
+        )
         if any(r.model_calls for r in rs)
     ]
-    return {"total": usage_row(records), "by_agent_model": rows}
+    return {
+        "total": usage_row([*records, *train_records]),
+        "by_agent_model": rows,
+        "training": usage_row(train_records) if train_records else None,
+    }
 
 
 def fault_attempts(path: Path) -> dict[str, Any] | None:
@@ -141,6 +159,30 @@ def fault_attempts(path: Path) -> dict[str, Any] | None:
     }
 
 
-def note_fault_attempts(summary: dict[str, Any], path: Path, kind: str) -> None:
-    """Set ``summary["usage"]["faults"]`` (``fault_attempts``; None for JSONL input)."""
-    summary["usage"]["faults"] = fault_attempts(path) if kind == "sqlite" else None
+def note_fault_attempts(
+    summary: dict[str, Any], path: Path, kind: str, training: Path | None = None
+) -> None:
+    """Set ``summary["usage"]["faults"]`` (``fault_attempts``; None for JSONL input), with
+    the faults of an accumulation run's training database ``training`` added in."""
+    if kind != "sqlite":
+        summary["usage"]["faults"] = None
+        return
+    found = [f for f in (fault_attempts(p) for p in (path, training) if p is not None) if f]
+    summary["usage"]["faults"] = _merge_faults(found) if found else None
+
+
+def _merge_faults(found: list[dict[str, Any]]) -> dict[str, Any]:
+    by_kind: dict[str, int] = defaultdict(int)
+    failed: dict[str, int] = defaultdict(int)
+    for doc in found:
+        for kind, n in doc["by_kind"].items():
+            by_kind[kind] += n
+        for kind, n in doc["failed_attempts"].items():
+            failed[kind] += n
+    return {
+        "faults": sum(d["faults"] for d in found),
+        "by_kind": dict(sorted(by_kind.items())),
+        "failed_attempts": {k: failed[k] for k in sorted(failed, key=_kind_order)},
+        "failed_attempts_total": sum(failed.values()),
+        "not_recorded": sum(d["not_recorded"] for d in found),
+    }

@@ -114,12 +114,25 @@ def load(args: argparse.Namespace) -> tuple[LoadedResults, dict[str, Any]]:
     if not 0.0 <= args.threshold <= 100.0:
         raise UserError("--threshold is a percentage between 0 and 100")
     checkpoints = parse_checkpoints(args.checkpoints or _spec_checkpoints(args.results))
+    from mirrorcraft.analysis.coverage import note_unfinished, training_database
+
+    declared = Declared(frozenset(args.rule_set), frozenset(args.agent))
+    training = training_database(args.results)
     try:
         loaded = load_results(
             args.results,
             skip_invalid=args.skip_invalid,
             allow_empty=args.allow_empty,
-            declared=Declared(frozenset(args.rule_set), frozenset(args.agent)),
+            declared=declared,
+        )
+        # An accumulation run's training episodes: their cost is the run's too, and the
+        # training-stream table is theirs.
+        train = (
+            []
+            if training is None
+            else load_results(
+                training, skip_invalid=args.skip_invalid, allow_empty=True, declared=declared
+            ).records
         )
     except RecordsError as exc:
         raise UserError(str(exc)) from None
@@ -129,14 +142,13 @@ def load(args: argparse.Namespace) -> tuple[LoadedResults, dict[str, Any]]:
         checkpoints=checkpoints,
         excluded=loaded.excluded,
         invalid=[i.to_json() for i in loaded.invalid],
+        train_records=train,
     )
-    from mirrorcraft.analysis.coverage import note_unfinished
-
     note_unfinished(summary, args.results, (r.episode_id for r in loaded.records))
     from mirrorcraft.analysis.usage import note_fault_attempts
 
     try:
-        note_fault_attempts(summary, loaded.path, loaded.kind)
+        note_fault_attempts(summary, loaded.path, loaded.kind, training)
     except RecordsError as exc:
         raise UserError(str(exc)) from None
     return loaded, summary

@@ -71,12 +71,23 @@ def run_usage(s: dict[str, Any]) -> Table | None:
     usage = s.get("usage")
     if not usage or not usage["total"]["model_calls"]:
         return None
-    rows = [_cells([r["agent"], r["model"]], r) for r in usage["by_agent_model"]]
+    training = usage.get("training")
+    phases = ["Phase"] if training else []
+    rows = [
+        _cells([r["agent"], r["model"], *([r.get("phase")] if training else [])], r)
+        for r in usage["by_agent_model"]
+    ]
     if len(rows) > 1:
-        rows.append(_cells(["all", "all"], usage["total"]))
+        rows.append(_cells(["all", "all", *(["all"] if training else [])], usage["total"]))
     total = usage["total"]
+    episodes = (
+        f"every evaluation episode of the run (Vanilla, Mirror, disclosed) and its "
+        f"{training['episodes']} training episode(s) (train.sqlite)"
+        if training
+        else "every evaluation episode of the run (Vanilla, Mirror, disclosed)"
+    )
     notes = [
-        "Sums over every evaluation episode of the run (Vanilla, Mirror, disclosed). Paid "
+        f"Sums over {episodes}. Paid "
         "and cached calls are calls that got a reply; failed attempts are retried requests "
         "that got none (not calls, not in the tokens or the cost); unusable replies are "
         "calls whose reply the agent could not use. Not recorded: episodes with calls whose "
@@ -100,6 +111,7 @@ def run_usage(s: dict[str, Any]) -> Table | None:
         [
             "Agent",
             "Model",
+            *phases,
             "Episodes",
             "Paid calls",
             "Cached calls",
@@ -112,6 +124,6 @@ def run_usage(s: dict[str, Any]) -> Table | None:
             "Not recorded",
         ],
         rows,
-        left=2,
+        left=2 + len(phases),
         notes=notes,
     )
