@@ -355,6 +355,9 @@ def test_analyze_totals_the_training_episodes_usage_with_the_evaluation(
     assert {r["phase"] for r in usage["by_agent_model"]} == {"evaluation", "training"}
     assert usage["faults"] is not None
     assert [t["episodes"] for t in doc["accumulation"]["training"]] == [3]
+    # The spec's checkpoints (3 training episodes) are no action counts: the horizon table
+    # used to show "SR at action 3" from them.
+    assert doc["horizon"]["requested"] == [100, 150, 200]
     assert main(["analyze", str(out / "results.sqlite")]) == 0
     text = capsys.readouterr().out.split("for the whole run", 1)[1]
     assert "and its 3 training episode(s) (train.sqlite)" in text

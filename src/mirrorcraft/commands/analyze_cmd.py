@@ -33,8 +33,8 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--checkpoints",
         default=None,
-        help="action counts for the horizon table, comma-separated (default: the run's spec"
-        " checkpoints for a results database, else 100,150,200)",
+        help="action counts for the horizon table, comma-separated (default: the run's grid"
+        " spec checkpoints for a results database, else 100,150,200)",
     )
     p.add_argument(
         "--allow-empty",
@@ -99,10 +99,14 @@ DEFAULT_CHECKPOINTS = "100,150,200"
 
 def _spec_checkpoints(results: str) -> str:
     """The checkpoints the run itself reported (its spec's), so ``analyze``, ``report`` and
-    the run's own report agree; the paper's 100, 150, 200 otherwise."""
+    the run's own report agree; the paper's 100, 150, 200 otherwise. An accumulation
+    spec's ``checkpoints`` count training episodes (when its store is frozen), not
+    actions, so they are not the horizon table's."""
     from mirrorcraft.analysis.loading import stored_spec
 
     spec = stored_spec(results) or {}
+    if spec.get("kind") == "accumulation":
+        return DEFAULT_CHECKPOINTS
     values = spec.get("checkpoints")
     if isinstance(values, list) and values and all(isinstance(v, int) and v > 0 for v in values):
         return ",".join(str(v) for v in values)
