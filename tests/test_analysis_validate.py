@@ -83,6 +83,7 @@ def test_the_good_record_passes(tmp_path: Path) -> None:
         ),
         ({"model_calls": 2, "cached_calls": 3}, "cached_calls 3 exceeds model_calls 2"),
         ({"estimated_calls": 1}, "estimated_calls 1 exceeds model_calls 0"),
+        ({"cost_usd": -5}, "cost_usd -5 is negative"),  # was averaged into Cost as -5.0
     ],
 )
 def test_each_inconsistency_is_refused_by_line(

@@ -201,6 +201,8 @@ def _outcome_problems(r: EpisodeRecord) -> list[str]:
     negative = [name for name in (*counters, "estimated_calls") if getattr(r, name) < 0]
     if negative:
         out.append(f"{negative[0]} is negative")
+    if r.cost_usd is not None and r.cost_usd < 0:
+        out.append(f"cost_usd {r.cost_usd} is negative")
     for name in ("cached_calls", "estimated_calls"):
         if getattr(r, name) > r.model_calls:
             out.append(f"{name} {getattr(r, name)} exceeds model_calls {r.model_calls}")
