@@ -62,3 +62,37 @@ def test_every_method_is_a_row_and_memory_methods_get_a_cost_row() -> None:
         "Hard avg.",
         "Overall",
     ]
+
+
+def test_accumulation_tables_keep_each_models_stream_apart() -> None:
+    """An accumulation spec may name several models; each trains its own store, but the
+    checkpoint, strategy and training tables grouped by variant alone, so one row
+    averaged two models' success and showed one model's store as the variant's."""
+    records, train = [], []
+    for model, success in (("m1", True), ("m2", False)):
+        for rep in range(2):
+            r = _rec("obtain_bucket", success, agent="mineevolve:full@3", rep=rep)
+            r.model = model
+            r.memory = {"phase": "eval", "variant": "full", "checkpoint": 3}
+            r.memory["store_at_start"] = {"skill": 4 if success else 1}
+            records.append(r)
+        for position in range(3):
+            t = _rec("obtain_stick", success, agent="mineevolve:full:train", rep=position)
+            t.model = model
+            entries = {"skill": (10 if success else 2) + position}
+            t.memory = {"phase": "train", "variant": "full", "position": position}
+            t.memory["store_at_end"] = entries
+            train.append(t)
+    summary = summarize(records, train_records=train)
+    acc = summary["accumulation"]
+    growth = {r["model"]: r["overall"] for r in acc["growth"]["rows"]}
+    assert growth == {"m1": 100.0, "m2": 0.0}  # not one row at 50%
+    assert {(r["model"], r["sr"]) for r in acc["regimes"]} == {("m1", 100.0), ("m2", 0.0)}
+    assert {(r["model"], r["final"]) for r in acc["strategies"]} == {("m1", 100.0), ("m2", 0.0)}
+    assert {(r["model"], r["entries"]) for r in acc["overhead"]} == {("m1", 4.0), ("m2", 1.0)}
+    streams = {r["model"]: r for r in acc["training"]}
+    assert streams["m1"]["episodes"] == 3 and streams["m1"]["curve"] == [100.0] * 3
+    assert streams["m1"]["entries"] == 12 and streams["m2"]["entries"] == 4
+    tables = {t.key: t for t in build_tables(summary)}
+    for key in ("accumulation_growth", "accumulation_overhead", "accumulation_training"):
+        assert tables[key].columns[1] == "Model", key

@@ -99,12 +99,13 @@ def _key(r: EpisodeRecord) -> tuple[str, int]:
 def growth(records: Iterable[EpisodeRecord]) -> dict[str, Any]:
     evals = _phase(records, "eval")
     groups = _ordered_groups(evals)
-    cells: dict[tuple[str, int], list[EpisodeRecord]] = defaultdict(list)
+    cells: dict[tuple[str, str, int], list[EpisodeRecord]] = defaultdict(list)
     for r in evals:
-        cells[_key(r)].append(r)
+        variant, cp = _key(r)
+        cells[(variant, r.model, cp)].append(r)
     rows = [
-        {"variant": variant, "checkpoint": cp, **_aggregates(rs, groups)}
-        for (variant, cp), rs in sorted(cells.items())
+        {"variant": variant, "model": model, "checkpoint": cp, **_aggregates(rs, groups)}
+        for (variant, model, cp), rs in sorted(cells.items())
     ]
     return {
         "groups": groups,
@@ -163,23 +164,27 @@ def _store_total(counts: Any) -> float:
 
 def overhead(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
     """Memory size and cost per method (and checkpoint) for every method that keeps memory."""
-    cells: dict[tuple[str, int | None], list[EpisodeRecord]] = defaultdict(list)
+    cells: dict[tuple[str, str, int | None], list[EpisodeRecord]] = defaultdict(list)
     for r in records:
         phase = r.memory.get("phase")
         if phase == "train" or not r.memory.get("store_at_start"):
             continue
         if phase == "eval":
-            cells[_key(r)].append(r)
+            name, checkpoint = _key(r)
+            cells[(name, r.model, checkpoint)].append(r)
         else:
-            cells[(r.agent, None)].append(r)
+            cells[(r.agent, r.model, None)].append(r)
     rows = []
-    for (variant, cp), rs in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
+    for (variant, model, cp), rs in sorted(
+        cells.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0)
+    ):
         start = [r.memory.get("store_at_start", {}) for r in rs]
         end = [r.memory.get("store_at_end", {}) or {} for r in rs]
         kinds = sorted({k for s in start for k in s})
         rows.append(
             {
                 "variant": variant,
+                "model": model,
                 "checkpoint": cp,
                 "episodes": len(rs),
                 "entries": _mean(_store_total(s) for s in start),
@@ -200,28 +205,36 @@ def overhead(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
 
 
 def regimes(records: Iterable[EpisodeRecord]) -> list[dict[str, Any]]:
-    cells: dict[tuple[str, int, str], list[EpisodeRecord]] = defaultdict(list)
+    cells: dict[tuple[str, str, int, str], list[EpisodeRecord]] = defaultdict(list)
     for r in _phase(records, "eval"):
         variant, cp = _key(r)
-        cells[(variant, cp, r.rules)].append(r)
+        cells[(variant, r.model, cp, r.rules)].append(r)
     return [
-        {"variant": v, "checkpoint": cp, "rules": rules, "episodes": len(rs), "sr": _rate(rs)}
-        for (v, cp, rules), rs in sorted(cells.items())
+        {
+            "variant": v,
+            "model": model,
+            "checkpoint": cp,
+            "rules": rules,
+            "episodes": len(rs),
+            "sr": _rate(rs),
+        }
+        for (v, model, cp, rules), rs in sorted(cells.items())
     ]
 
 
 def strategies(records: Iterable[EpisodeRecord], group: str | None = None) -> list[dict[str, Any]]:
     rows = growth(r for r in records if group is None or tech_group(r.task) == group)["rows"]
-    by_variant: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_variant: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
-        by_variant[row["variant"]].append(row)
+        by_variant[(row["variant"], row["model"])].append(row)
     out = []
-    for variant, vs in sorted(by_variant.items()):
+    for (variant, model), vs in sorted(by_variant.items()):
         vs.sort(key=lambda x: x["checkpoint"])
         rates = [x["overall"] for x in vs if x["overall"] is not None]
         out.append(
             {
                 "variant": variant,
+                "model": model,
                 "checkpoints": [x["checkpoint"] for x in vs],
                 "by_checkpoint": [x["overall"] for x in vs],
                 "mean": _mean(rates),
@@ -232,11 +245,13 @@ def strategies(records: Iterable[EpisodeRecord], group: str | None = None) -> li
 
 
 def training(records: Iterable[EpisodeRecord], bins: int = 10) -> list[dict[str, Any]]:
-    streams: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    streams: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
     for r in _phase(records, "train"):
-        streams[str(r.memory.get("variant", r.agent))].append(r)
+        # One stream (and store) per variant and model: pooling models would interleave
+        # two learning curves and report one model's store as the other's.
+        streams[(str(r.memory.get("variant", r.agent)), r.model)].append(r)
     out = []
-    for variant, rs in sorted(streams.items()):
+    for (variant, model), rs in sorted(streams.items()):
         rs.sort(key=lambda r: int(r.memory.get("position", 0)))
         n = len(rs)
         curve = []
@@ -247,6 +262,7 @@ def training(records: Iterable[EpisodeRecord], bins: int = 10) -> list[dict[str,
         out.append(
             {
                 "variant": variant,
+                "model": model,
                 "episodes": n,
                 "success": _rate(rs),
                 "curve": curve,

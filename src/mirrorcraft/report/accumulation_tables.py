@@ -23,6 +23,11 @@ def _averages_note(g: dict[str, Any]) -> str:
     )
 
 
+def _many_models(rows: list[dict[str, Any]]) -> bool:
+    """Whether the rows hold more than one model (then each table gets a Model column)."""
+    return len({r.get("model") for r in rows}) > 1
+
+
 def methods(s: Summary) -> Table | None:
     m = _acc(s).get("methods")
     if not m or not m["rows"]:
@@ -67,9 +72,11 @@ def growth(s: Summary) -> Table | None:
     if not g or not g["rows"]:
         return None
     groups = g["groups"]
+    many = _many_models(g["rows"])
     rows: list[list[Cell]] = [
         [
             r["variant"],
+            *([r.get("model")] if many else []),
             count(r["checkpoint"]),
             *(num(r["groups"][x]) for x in groups),
             num(r["easy"]),
@@ -84,6 +91,7 @@ def growth(s: Summary) -> Table | None:
         "Knowledge accumulation: success rate (%) by task group at each store checkpoint",
         [
             "Variant",
+            *(["Model"] if many else []),
             "Episodes learned",
             *groups,
             "Easy avg.",
@@ -92,22 +100,35 @@ def growth(s: Summary) -> Table | None:
             "Eval episodes",
         ],
         rows,
-        left=1,
+        left=1 + many,
         notes=[
             "The store is frozen after the given number of training episodes and read without "
             "updates during evaluation (unless the spec sets eval.updates).",
             _averages_note(g),
+            *_rules_note(s),
         ],
     )
+
+
+def _rules_note(s: Summary) -> list[str]:
+    rules = sorted({r["rules"] for r in _acc(s).get("regimes") or []})
+    if len(rules) < 2:
+        return []
+    return [
+        f"Evaluations under {len(rules)} rule sets ({', '.join(rules)}) are pooled here; "
+        "success per rule set is in the table of store checkpoints under each rule set."
+    ]
 
 
 def overhead(s: Summary) -> Table | None:
     rows_in = _acc(s).get("overhead")
     if not rows_in:
         return None
+    many = _many_models(rows_in)
     rows: list[list[Cell]] = [
         [
             r["variant"],
+            *([r.get("model")] if many else []),
             "episode only" if r["checkpoint"] is None else count(r["checkpoint"]),
             num(r.get("entries")),
             ", ".join(f"{k} {v:.1f}" for k, v in r.get("kinds", {}).items()) or None,
@@ -125,6 +146,7 @@ def overhead(s: Summary) -> Table | None:
         "Memory size and cost per method that keeps memory (means per evaluation episode)",
         [
             "Method",
+            *(["Model"] if many else []),
             "Episodes learned",
             "Entries",
             "By kind",
@@ -136,7 +158,7 @@ def overhead(s: Summary) -> Table | None:
             "Tokens",
         ],
         rows,
-        left=2,
+        left=2 + many,
         notes=[
             "Entries: the memory an episode started from (a frozen checkpoint, or empty when "
             "memory lasts one episode). Retrieved tokens and retrieval time are means per "
@@ -153,18 +175,21 @@ def regimes(s: Summary) -> Table | None:
     if not rows_in or len({r["rules"] for r in rows_in}) < 2:
         return None
     rules = sorted({r["rules"] for r in rows_in}, key=lambda x: (x != "vanilla", x))
-    cells: dict[tuple[str, int], dict[str, Any]] = {}
+    many = _many_models(rows_in)
+    cells: dict[tuple[str, str, int], dict[str, Any]] = {}
     for r in rows_in:
-        cells.setdefault((r["variant"], r["checkpoint"]), {})[r["rules"]] = r["sr"]
+        key = (r["variant"], str(r.get("model")), r["checkpoint"])
+        cells.setdefault(key, {})[r["rules"]] = r["sr"]
     rows: list[list[Cell]] = [
-        [variant, count(cp), *(num(v.get(x)) for x in rules)]
-        for (variant, cp), v in sorted(cells.items())
+        [variant, *([model] if many else []), count(cp), *(num(v.get(x)) for x in rules)]
+        for (variant, model, cp), v in sorted(cells.items())
     ]
     return Table(
         "accumulation_regimes",
         "Store checkpoints evaluated under each rule set: success rate (%)",
-        ["Variant", "Episodes learned", *rules],
+        ["Variant", *(["Model"] if many else []), "Episodes learned", *rules],
         rows,
+        left=1 + many,
         notes=["With a store trained under Vanilla rules, the Mirror columns measure transfer."],
     )
 
@@ -179,16 +204,30 @@ def strategies(s: Summary) -> list[Table]:
         rows_in = acc.get(key)
         if not rows_in or len(rows_in) < 2 or all(len(r["checkpoints"]) < 2 for r in rows_in):
             continue  # with one checkpoint each the growth table already says it all
+        many = _many_models(rows_in)
         rows: list[list[Cell]] = [
-            [r["variant"], num(r["mean"]), num(r["final"]), count(len(r["checkpoints"]))]
+            [
+                r["variant"],
+                *([r.get("model")] if many else []),
+                num(r["mean"]),
+                num(r["final"]),
+                count(len(r["checkpoints"])),
+            ]
             for r in rows_in
         ]
         out.append(
             Table(
                 f"accumulation_{key}",
                 f"Knowledge-construction strategies on {title}: success rate (%)",
-                ["Variant", "Mean over checkpoints", "Final checkpoint", "Checkpoints"],
+                [
+                    "Variant",
+                    *(["Model"] if many else []),
+                    "Mean over checkpoints",
+                    "Final checkpoint",
+                    "Checkpoints",
+                ],
                 rows,
+                left=1 + many,
             )
         )
     return out
@@ -198,9 +237,11 @@ def training(s: Summary) -> Table | None:
     rows_in = _acc(s).get("training")
     if not rows_in:
         return None
+    many = _many_models(rows_in)
     rows: list[list[Cell]] = [
         [
             r["variant"],
+            *([r.get("model")] if many else []),
             count(r["episodes"]),
             num(r["success"]),
             " ".join("-" if x is None else f"{x:.0f}" for x in r["curve"]),
@@ -212,9 +253,17 @@ def training(s: Summary) -> Table | None:
     return Table(
         "accumulation_training",
         "Training streams: success (%) overall and by tenths of the stream, final store size",
-        ["Variant", "Episodes", "Success", "By tenths", "Entries", "By kind"],
+        [
+            "Variant",
+            *(["Model"] if many else []),
+            "Episodes",
+            "Success",
+            "By tenths",
+            "Entries",
+            "By kind",
+        ],
         rows,
-        left=1,
+        left=1 + many,
     )
 
 
