@@ -365,3 +365,8 @@ def test_analyze_totals_the_training_episodes_usage_with_the_evaluation(
     assert main(["analyze", str(out / "train.sqlite"), "--json"]) == 0
     alone = json.loads(capsys.readouterr().out)["usage"]
     assert alone["training"] is None and alone["total"]["episodes"] == 3
+    # A damaged training database is named, with what to do.
+    (out / "train.sqlite").write_text("garbage", encoding="utf-8")
+    assert main(["analyze", str(out / "results.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "train.sqlite" in err and "move it away to analyse the evaluation alone" in err

@@ -129,6 +129,9 @@ def load(args: argparse.Namespace) -> tuple[LoadedResults, dict[str, Any]]:
             allow_empty=args.allow_empty,
             declared=declared,
         )
+    except RecordsError as exc:
+        raise UserError(str(exc)) from None
+    try:
         # An accumulation run's training episodes: their cost is the run's too, and the
         # training-stream table is theirs.
         train = (
@@ -139,7 +142,11 @@ def load(args: argparse.Namespace) -> tuple[LoadedResults, dict[str, Any]]:
             ).records
         )
     except RecordsError as exc:
-        raise UserError(str(exc)) from None
+        raise UserError(
+            f"{exc} (the training episodes of the accumulation run whose results these are:"
+            " their usage is summed with the evaluation's; restore the file or move it away"
+            " to analyse the evaluation alone)"
+        ) from None
     summary = summarize(
         loaded.records,
         threshold=args.threshold,
