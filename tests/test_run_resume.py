@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import time
@@ -161,3 +162,50 @@ def test_accumulation_runs_share_the_lock_guards_and_preflight(tmp_path: Path) -
         stopped = cli(paid, tmp_path / "paid", "--workers", "1")
     assert stopped.returncode == 2 and "refused the credentials (HTTP 403)" in stopped.stderr
     assert rows(tmp_path / "paid" / "results.sqlite", "SELECT * FROM episodes") == []
+
+
+def _as_written_before_endpoints_left_the_hash(db: Path, spec: dict[str, Any]) -> str:
+    """Rewrite a folder as versions that hashed the models' base URLs left it: that hash in
+    ``meta`` and on every record, and no ``spec_identity``. Returns the hash."""
+    from mirrorcraft.runner.spec import parse_spec
+
+    old = parse_spec(spec, "spec").hash_with_endpoints({})
+    with sqlite3.connect(db) as con:
+        con.execute("DELETE FROM meta WHERE key = 'spec_identity'")
+        con.execute("UPDATE meta SET value = ? WHERE key = 'spec_hash'", (json.dumps(old),))
+        for episode_id, text in con.execute("SELECT episode_id, record FROM episodes").fetchall():
+            record = {**json.loads(text), "spec_hash": old}
+            con.execute(
+                "UPDATE episodes SET record = ? WHERE episode_id = ?",
+                (json.dumps(record), episode_id),
+            )
+    return old
+
+
+def test_a_moved_model_endpoint_keeps_the_folders_results(tmp_path: Path) -> None:
+    """The base URL was part of the spec hash: a proxy moved to another host or port refused
+    the resume ("another version of this spec"), and --allow-changed-spec ran every episode
+    again while analysis left the old ones out. The model's name is what a run measures: the
+    URL no longer enters the hash, and a folder written when it did still resumes."""
+    model = {"name": "mock-planner", "base_url": "http://127.0.0.1:9/v1"}
+    spec = {**SMALL, "agents": ["react"], "models": [model], "budget": 4}
+    path = tmp_path / "spec.yaml"
+    out = tmp_path / "out"
+    db = out / "results.sqlite"
+    assert cli(write_spec(path, spec), out, "--workers", "1").returncode == 0
+    old = _as_written_before_endpoints_left_the_hash(db, spec)
+    for host in ("10.0.0.7:8000", "10.0.0.8:8001"):  # moved, then moved again
+        moved = {**spec, "models": [{**model, "base_url": f"http://{host}/v1"}]}
+        again = cli(write_spec(path, moved), out, "--workers", "1")
+        assert again.returncode == 0, again.stderr
+        assert "2 already done, running 0" in again.stderr
+    assert {r["spec_hash"] for r in ok_records(db).values()} == {old}
+    analysis = subprocess.run(
+        [sys.executable, "-m", "mirrorcraft.cli", "analyze", str(db)],
+        capture_output=True, text=True, env=env(), timeout=300,
+    )  # fmt: skip
+    assert analysis.returncode == 0, analysis.stderr
+    assert ": 2 episodes" in analysis.stdout and "earlier version" not in analysis.stdout
+    renamed = {**spec, "models": [{**model, "name": "mock-planner-2"}]}
+    refused = cli(write_spec(path, renamed), out, "--workers", "1")
+    assert refused.returncode == 2 and "another version of this spec" in refused.stderr

@@ -175,7 +175,7 @@ def _run_locked(
     try:
         origins = _user_agent_origins(spec)
         for db in (runner.train_db, runner.eval_db):
-            check_resume(db, spec.hash, rules, worlds, out, allow=False, agents=origins)
+            check_resume(db, runner.spec_hash, rules, worlds, out, allow=False, agents=origins)
         if spec.execution.preflight:
             preflight(spec.models, {m.name for m in spec.models})
         runner.train_db.set_meta("software_version", __version__)

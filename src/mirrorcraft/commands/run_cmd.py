@@ -28,6 +28,7 @@ from mirrorcraft.runner.fault_report import fault_table, group_faults
 from mirrorcraft.runner.loops import new_run_id, run_async, run_local, run_ray
 from mirrorcraft.runner.progress import Progress
 from mirrorcraft.runner.spec import (
+    IDENTITY_KEY,
     AgentEntry,
     ExperimentSpec,
     ModelSpec,
@@ -35,6 +36,7 @@ from mirrorcraft.runner.spec import (
     expand,
     load_spec,
     parse_spec,
+    run_identity,
 )
 from mirrorcraft.runner.store import ResultStore, StoreError
 from mirrorcraft.world.registry import world_problem
@@ -291,9 +293,10 @@ def _run_locked(
         raise UserError(str(exc)) from None
     dispatchers: list[Dispatcher] = []
     with store:
+        identity = run_identity(spec, store.meta)
         stale = check_resume(
             store,
-            spec.hash,
+            identity,
             spec.rules,
             spec.worlds,
             out,
@@ -315,6 +318,7 @@ def _run_locked(
             finished,
             cache_path=out / "llm_cache.sqlite",
             backend_options=backend_options,
+            spec_hash=identity,
         )
         held_back = 0
         if args.limit is not None:
@@ -326,7 +330,8 @@ def _run_locked(
                 j.agent_ref for j in jobs if j.agent_ref.startswith(("http://", "https://"))
             )
         store.set_meta("spec", spec.public_dump())
-        store.set_meta("spec_hash", spec.hash)
+        store.set_meta("spec_hash", identity)
+        store.set_meta(IDENTITY_KEY, spec.hash)
         store.set_meta("software_version", __version__)
         where = f"with {args.workers} worker(s)"
         if args.executor == "ray":

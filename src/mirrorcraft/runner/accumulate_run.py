@@ -35,6 +35,7 @@ from mirrorcraft.runner.executor import Job, MemoryPlan, agent_origin, endpoint_
 from mirrorcraft.runner.fault_report import component_of
 from mirrorcraft.runner.loops import new_run_id, run_timed, secrets_of
 from mirrorcraft.runner.pool import WorkerPool
+from mirrorcraft.runner.spec import IDENTITY_KEY, run_identity
 from mirrorcraft.runner.store import ResultStore
 
 LIMITED = "left for a later run by --limit"
@@ -81,6 +82,11 @@ class AccumulationRunner:
         self.starts_left = limit
         self.train_db = ResultStore(out / "train.sqlite")
         self.eval_db = ResultStore(out / "results.sqlite")
+        identity = run_identity(spec, self.eval_db.meta)
+        if identity == spec.hash:  # a folder whose training ran but no evaluation yet
+            identity = run_identity(spec, self.train_db.meta)
+        self.spec_hash = identity
+        """The hash stamped on this run's episodes (``spec.run_identity``)."""
         self.outcome = Outcome()
         self.ready: dict[str, asyncio.Event] = {}
         self.failed: dict[str, str] = {}
@@ -172,7 +178,8 @@ class AccumulationRunner:
         self.check_stores()
         for db in (self.train_db, self.eval_db):
             db.set_meta("spec", self.spec.public_dump())
-            db.set_meta("spec_hash", self.spec.hash)
+            db.set_meta("spec_hash", self.spec_hash)
+            db.set_meta(IDENTITY_KEY, self.spec.hash)
         asyncio.run(self._main())
         return self.outcome
 
@@ -248,7 +255,7 @@ class AccumulationRunner:
         return Job(
             c,
             self.spec.name,
-            self.spec.hash,
+            self.spec_hash,
             dict(self.models.get(c.model, {})),
             memory,
             agent_name=stream.agent_name,

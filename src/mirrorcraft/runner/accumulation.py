@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -267,8 +268,13 @@ class AccumulationSpec(_Strict):
 
     @property
     def hash(self) -> str:
+        return self.hash_with_endpoints(None)
+
+    def hash_with_endpoints(self, endpoints: Mapping[str, str | None] | None) -> str:
+        """``hash``, or with ``endpoints`` the hash older versions took (``identity_json``)."""
         unset = {"call_budget"} if self.call_budget is None else set()
-        return hashlib.sha256(identity_json(self.redacted(), unset).encode()).hexdigest()[:16]
+        doc = identity_json(self.redacted(), unset, endpoints=endpoints)
+        return hashlib.sha256(doc.encode()).hexdigest()[:16]
 
 
 def _check_agent(v: VariantSpec) -> None:

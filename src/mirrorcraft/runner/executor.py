@@ -217,7 +217,10 @@ def plan_jobs(
     cache_path: Any = None,
     backend: str | None = None,
     backend_options: dict[str, Any] | None = None,
+    spec_hash: str | None = None,
 ) -> list[Job]:
+    """The jobs of ``conditions`` not in ``finished``, stamped with ``spec_hash`` (default
+    ``spec.hash``; a folder's own hash, see ``spec.run_identity``)."""
     models: dict[str, dict[str, Any]] = {
         m.name: {k: v for k, v in m.model_dump().items() if k != "name"} for m in spec.models
     }
@@ -244,7 +247,7 @@ def plan_jobs(
             Job(
                 c,
                 spec.name,
-                spec.hash,
+                spec_hash or spec.hash,
                 models.get(c.model, {}),
                 agent_name=ref if ref != c.agent else None,
                 agent_options=dict(entry.options) if entry is not None and entry.options else None,

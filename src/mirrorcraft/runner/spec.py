@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import (
     BaseModel,
@@ -198,14 +198,29 @@ class ExecutionSpec(BaseModel):
         return float(min(self.retry_delay_max_s, self.retry_delay_s * 2.0 ** max(attempts - 1, 0)))
 
 
-def identity_json(model: BaseModel, leave_out: Iterable[str] = ()) -> str:
+def identity_json(
+    model: BaseModel,
+    leave_out: Iterable[str] = (),
+    *,
+    endpoints: Mapping[str, str | None] | None = None,
+) -> str:
     """The JSON a spec hash is taken over: the spec without ``execution``, the fields named
-    in ``leave_out`` and the model client's transport settings (specs that set none of
-    them hash as they always did)."""
+    in ``leave_out``, the model client's transport settings and each model's ``base_url``
+    (specs that set none of them hash as they always did). What a run measures is the model
+    it names, not the address it is reached at: a proxy that moves does not orphan a
+    folder's results.
+
+    ``endpoints`` gives the hash as earlier versions took it, with the base URLs in: the
+    spec's own, or those it maps by model name (see ``run_identity``)."""
     doc = model.model_dump(mode="json", exclude={"execution", *leave_out})
     for m in doc.get("models") or []:
         if isinstance(m, dict) and isinstance(m.get("client"), dict):
             m["client"] = {k: v for k, v in m["client"].items() if k not in TRANSPORT_SETTINGS}
+        if isinstance(m, dict) and "base_url" in m:
+            if endpoints is None:
+                m["base_url"] = None
+            elif m.get("name") in endpoints:
+                m["base_url"] = endpoints[m["name"]]
     for a in doc.get("agents") or []:
         if isinstance(a, dict) and isinstance(a.get("options"), dict):
             a["options"] = runner_options(a["options"])
@@ -359,9 +374,54 @@ class ExperimentSpec(BaseModel):
 
     @property
     def hash(self) -> str:
+        return self.hash_with_endpoints(None)
+
+    def hash_with_endpoints(self, endpoints: Mapping[str, str | None] | None) -> str:
+        """``hash``, or with ``endpoints`` the hash older versions took (``identity_json``)."""
         # Fields added later are left out while unset, so older specs keep their hash.
         unset = {k for k in ("mirror_worlds", "call_budget") if getattr(self, k) is None}
-        return hashlib.sha256(identity_json(self.redacted(), unset).encode()).hexdigest()[:16]
+        doc = identity_json(self.redacted(), unset, endpoints=endpoints)
+        return hashlib.sha256(doc.encode()).hexdigest()[:16]
+
+
+class HashedSpec(Protocol):
+    @property
+    def hash(self) -> str: ...
+
+    def hash_with_endpoints(self, endpoints: Mapping[str, str | None] | None) -> str: ...
+
+
+def run_identity(spec: HashedSpec, meta: Callable[[str], Any]) -> str:
+    """The spec hash a run stamps on its episodes in a folder whose ``meta`` table (read by
+    ``meta(key)``) describes the spec that ran last.
+
+    It is ``spec.hash`` except in a folder first run by a version that hashed the models'
+    base URLs: when the spec differs from the folder's only in those URLs (or not at all),
+    the folder's own hash is kept, so its episodes still count as this spec's (resumed, not
+    rerun; read by the analysis, not left out as an earlier spec's). ``meta_identity``
+    records the endpoint-free hash beside it, so later moves of the endpoint keep it too."""
+    now = spec.hash
+    stored = meta("spec_hash")
+    if not isinstance(stored, str) or not stored or stored == now:
+        return now
+    if meta(IDENTITY_KEY) == now:
+        return stored
+    if spec.hash_with_endpoints({}) == stored:
+        return stored
+    old = meta("spec")
+    models = old.get("models") if isinstance(old, dict) else None
+    urls = {
+        m["name"]: m.get("base_url")
+        for m in models or []
+        if isinstance(m, dict) and isinstance(m.get("name"), str)
+    }
+    if urls and spec.hash_with_endpoints(urls) == stored:
+        return stored
+    return now
+
+
+IDENTITY_KEY = "spec_identity"
+"""``meta`` key holding ``ExperimentSpec.hash`` (endpoint-free) of the spec that ran last."""
 
 
 @dataclass(frozen=True)
