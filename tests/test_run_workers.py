@@ -70,6 +70,32 @@ class BlockingLoopAgent(_Waiting):
         return Decision({"skill": "wait", "args": {"ticks": 1}}, thought="calling out")
 
 
+class ExitingAgent(_Waiting):
+    # Ends its own process at its second action, as a library calling os._exit does.
+    name = "exiting"
+
+    def act(self, obs):
+        if obs.step >= 1:
+            import os
+
+            os._exit(3)
+        return Decision({"skill": "wait", "args": {"ticks": 1}}, thought="once")
+
+
+class InterruptedAgent(_Waiting):
+    name = "interrupted"
+
+    def act(self, obs):
+        if obs.step >= 1:
+            raise KeyboardInterrupt
+        return Decision({"skill": "wait", "args": {"ticks": 1}}, thought="once")
+
+
+class InterruptedLoopAgent(InterruptedAgent):
+    name = "interrupted-loop"
+    run_in_event_loop = True
+
+
 class SlowAgent(_Waiting):
     name = "slow"
 
@@ -111,7 +137,10 @@ def _start(tmp_path: Path, spec: dict[str, Any]) -> tuple[subprocess.Popen[str],
     out = tmp_path / "out"
     cmd = command(write_spec(tmp_path / "spec.yaml", spec), out, "--workers", "2")
     (tmp_path / "test_agents.py").write_text(AGENTS)
-    environ = {**env(), "PYTHONPATH": str(tmp_path)}
+    environ = env()
+    environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(tmp_path), environ.get("PYTHONPATH")])
+    )
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ
     )
@@ -218,3 +247,43 @@ def test_a_blocking_act_on_the_event_loop_still_meets_its_time_limit(tmp_path: P
     stored = faults(db)
     assert [k for _, k, _ in stored] == ["timeout", "timeout"], stored  # both episodes, alike
     assert "wall-clock limit of 3 s" in stored[0][2]
+
+
+def test_an_agent_ending_its_worker_or_raising_an_interrupt_is_its_own_error(
+    tmp_path: Path,
+) -> None:
+    """``os._exit`` or ``raise KeyboardInterrupt`` in a user's ``act`` was a ``worker`` fault
+    ("out of memory?"), retried ``max_attempts`` times in every run and never recorded; on
+    the event loop the interrupt ended the whole run ("interrupted"). Each is now the
+    agent's outcome, ``agent_error`` with what it did, and the run goes on."""
+    spec = {
+        **PLANNERS,
+        "worlds": ["plains-1"],
+        "rules": ["vanilla", "M04"],
+        "agents": [
+            "test_agents:ExitingAgent",
+            "test_agents:InterruptedAgent",
+            "test_agents:InterruptedLoopAgent",
+        ],
+        "repetitions": 1,
+        "budget": 5,
+        "execution": {"max_attempts": 1},
+    }
+    proc, db, _cmd = _start(tmp_path, spec)
+    try:
+        _stdout, stderr = proc.communicate(timeout=240)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, stderr
+    assert faults(db) == []
+    records = ok_records(db).values()
+    errors = sorted((r["agent"].split(":")[1], r["agent_error"]) for r in records)
+    assert errors == [
+        ("ExitingAgent", "AgentExit: the agent called os._exit(3)"),
+        ("ExitingAgent", "AgentExit: the agent called os._exit(3)"),
+        ("InterruptedAgent", "KeyboardInterrupt: "),
+        ("InterruptedAgent", "KeyboardInterrupt: "),
+        ("InterruptedLoopAgent", "KeyboardInterrupt: "),
+        ("InterruptedLoopAgent", "KeyboardInterrupt: "),
+    ]
+    assert {(r["termination"], r["actions_used"]) for r in records} == {("agent_error", 1)}

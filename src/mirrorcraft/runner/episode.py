@@ -27,6 +27,7 @@ from mirrorcraft.faults import InfrastructureFault, exception_text
 from mirrorcraft.llm.budget import CallBudgetExhausted
 from mirrorcraft.redact import redact_text
 from mirrorcraft.rules.ruleset import RuleSet
+from mirrorcraft.runner.agent_exits import agent_code, interrupt_is_the_agents
 from mirrorcraft.runner.pool import WorkerStopped
 from mirrorcraft.runner.records import EncounterRecord, EpisodeRecord, StepRecord
 from mirrorcraft.world.registry import LoadedWorld
@@ -103,11 +104,19 @@ def _agent_failure(where: str, exc: BaseException) -> str:
     return redact_text(prefix + exception_text(exc))[:500]
 
 
-AGENT_FAILURES = (Exception, SystemExit)
+AGENT_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
 """What an agent's own code may raise that ends its episode as its outcome (``agent_error``):
 any exception, and ``sys.exit`` (which in the event loop would otherwise end the whole run,
-and in a worker process end the worker). ``WorkerStopped``, the runner's own stop, and
-infrastructure faults are re-raised before this is caught."""
+and in a worker process end the worker), ``os._exit`` in a worker (``agent_exits``) and a
+``KeyboardInterrupt`` that cannot be the user's Ctrl-C (``_own``). ``WorkerStopped``, the
+runner's own stop, and infrastructure faults are re-raised before this is caught."""
+
+
+def _own(exc: BaseException) -> BaseException:
+    """``exc``, unless it is a ``KeyboardInterrupt`` that may be the user's: re-raised."""
+    if isinstance(exc, KeyboardInterrupt) and not interrupt_is_the_agents():
+        raise exc
+    return exc
 
 
 async def _step(episode: EpisodeBackend, action: Any) -> StepOutcome:
@@ -137,22 +146,23 @@ async def run_episode(
     termination = "budget"
     agent_error = ""
     try:
-        agent.start(
-            EpisodeContext(
-                spec.task.id,
-                spec.task.title,
-                spec.task.budget,
-                spec.seed,
-                rule_sheet,
-                rng=random.Random(spec.seed),
+        with agent_code():
+            agent.start(
+                EpisodeContext(
+                    spec.task.id,
+                    spec.task.title,
+                    spec.task.budget,
+                    spec.seed,
+                    rule_sheet,
+                    rng=random.Random(spec.seed),
+                )
             )
-        )
     except (InfrastructureFault, WorkerStopped):
         raise
     except AgentInitError as exc:  # its constructor raised: no instance to start
         termination, agent_error = "agent_error", _agent_failure("__init__", exc.original)
     except AGENT_FAILURES as exc:  # the agent's own failure, before its first action
-        termination, agent_error = "agent_error", _agent_failure("start", exc)
+        termination, agent_error = "agent_error", _agent_failure("start", _own(exc))
     obs = episode.observe()
     usage = Usage()
     steps: list[StepRecord] = []
@@ -165,7 +175,8 @@ async def run_episode(
         # past its wall-clock limit and holding up every other episode of the loop.
         await asyncio.sleep(0)
         try:
-            decision = await agent.act(obs)
+            with agent_code():
+                decision = await agent.act(obs)
         except InfrastructureFault as exc:
             _note_failed_attempts(exc, usage, getattr(agent, "unreported_usage", None))
             raise
@@ -178,7 +189,7 @@ async def run_episode(
         except WorkerStopped:
             raise
         except AGENT_FAILURES as exc:  # the agent's own failure is an outcome, not a fault
-            termination, agent_error = "agent_error", _agent_failure("", exc)
+            termination, agent_error = "agent_error", _agent_failure("", _own(exc))
             leftover = getattr(agent, "unreported_usage", None)
             if isinstance(leftover, Usage):  # the calls made before it failed were paid for
                 usage.add(leftover)
@@ -222,13 +233,16 @@ async def run_episode(
             termination = "budget"
             break
     try:
-        finished = agent.finish(obs)
-        if inspect.isawaitable(finished):  # agents in another process say goodbye over the network
-            await finished
+        with agent_code():
+            finished = agent.finish(obs)
+            if inspect.isawaitable(
+                finished
+            ):  # agents in another process say goodbye over the network
+                await finished
     except (InfrastructureFault, WorkerStopped):
         raise
     except AGENT_FAILURES as exc:  # the episode is over: its outcome stands, the error is kept
-        agent_error = agent_error or _agent_failure("finish", exc)
+        agent_error = agent_error or _agent_failure("finish", _own(exc))
     ev = episode.evaluator
     record = EpisodeRecord(
         episode_id=spec.episode_id,

@@ -21,6 +21,7 @@ from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
 from mirrorcraft.datapack.suites import find_suite, load_manifest_file, rule_sheet
 from mirrorcraft.evaluator.tasks import get_task
 from mirrorcraft.faults import Fault, InfrastructureFault
+from mirrorcraft.runner.agent_exits import exits_end_the_episode
 from mirrorcraft.runner.episode import EpisodeSpec, run_episode
 from mirrorcraft.runner.records import StepRecord, encode_step
 from mirrorcraft.runner.spec import EpisodeCondition, ExperimentSpec
@@ -203,7 +204,8 @@ def run_job(job: Job) -> tuple[str, Any]:
     """Run one episode in this process (for the worker pool). The trace comes back encoded
     as the store writes it (``records.encode_step``): sending text is cheaper than sending
     step objects, and the parent process then has nothing to encode."""
-    kind, payload = asyncio.run(run_job_async(job))
+    with exits_end_the_episode():
+        kind, payload = asyncio.run(run_job_async(job))
     if kind == "ok":
         record, steps, *rest = payload
         payload = (record, [encode_step(s) for s in steps], *rest)
