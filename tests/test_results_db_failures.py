@@ -110,6 +110,26 @@ def test_a_damaged_database_is_refused_by_run_and_every_reader(
     refused(cli("export", str(db), "--out", str(tmp_path / "x.jsonl")), "damaged")
 
 
+def test_an_unreadable_record_stops_run_saying_what_to_do(
+    finished_run: Path, tmp_path: Path
+) -> None:
+    """One record cut short (an edit by hand, a bad copy): the resume stopped with the JSON
+    parser's words and no way on; it now says that nothing ran and what to do."""
+    spec, out = copy_run(finished_run, tmp_path)
+    db = out / "results.sqlite"
+    with sqlite3.connect(db) as con:
+        con.execute(
+            "UPDATE episodes SET record = substr(record, 1, 50) "
+            "WHERE episode_id = (SELECT MIN(episode_id) FROM episodes)"
+        )
+    with sqlite3.connect(db) as con:
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the edit into the file itself
+    before = db.read_bytes()
+    refused(cli("run", str(spec), "--out", str(out), "--workers", "1", "--no-report"),
+            "unreadable record", "nothing was run", "restore the database from a copy")  # fmt: skip
+    assert db.read_bytes() == before
+
+
 def test_deleted_step_rows_are_left_out_and_run_again(finished_run: Path, tmp_path: Path) -> None:
     spec, out = copy_run(finished_run, tmp_path)
     db = out / "results.sqlite"

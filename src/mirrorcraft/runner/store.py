@@ -301,7 +301,10 @@ class ResultStore:
             try:
                 yield EpisodeRecord.from_json(parse_json(text, f"{self.path}: episode {eid}"))
             except (ValueError, TypeError, KeyError) as exc:
-                raise StoreError(f"{self.path}: episode {eid}: unreadable record ({exc})") from None
+                raise StoreError(
+                    f"{self.path}: episode {eid}: unreadable record ({exc}); nothing was run: "
+                    "restore the database from a copy, or give this run another --out"
+                ) from None
 
     def steps(self, episode_id: str) -> list[dict[str, Any]]:
         rows = self.db.execute(
