@@ -228,6 +228,15 @@ def test_limit_is_not_a_failure_and_the_controls_table_needs_an_oracle(tmp_path:
     assert "Controls" not in first.stdout
 
 
+def test_a_negative_limit_is_refused(tmp_path: Path) -> None:
+    """``--limit -3`` ran nothing and said "4 episode(s) left for later by --limit", exit 0,
+    as if the run had gone as asked."""
+    out = tmp_path / "out"
+    done = _cli("run", str(_spec(tmp_path, ["random"])), "--out", str(out), "--limit", "-3")
+    assert done.returncode == 2 and "--limit: must be 0 or more, got -3" in done.stderr
+    assert not out.exists()
+
+
 def test_model_without_base_url_names_the_flag_and_no_provider(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

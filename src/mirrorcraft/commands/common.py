@@ -22,6 +22,17 @@ def model_error(model: str, exc: Exception) -> UserError:
     return UserError(text if text.startswith(prefix) else f"{prefix}: {text}")
 
 
+def count_int(text: str) -> int:
+    """An argparse type: a whole number of at least 0 (``--limit 0`` plans without running)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1 (worker processes, concurrent episodes)."""
     try:

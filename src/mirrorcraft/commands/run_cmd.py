@@ -12,7 +12,13 @@ from typing import Any
 from mirrorcraft import __version__
 from mirrorcraft.agents.registry import MOCK_MODEL, agent_problem, needs_model
 from mirrorcraft.backends.rulesets import resolve_rules
-from mirrorcraft.commands.common import UserError, list_option, model_error, positive_int
+from mirrorcraft.commands.common import (
+    UserError,
+    count_int,
+    list_option,
+    model_error,
+    positive_int,
+)
 from mirrorcraft.commands.run_guards import (
     check_resume,
     locked,
@@ -69,7 +75,9 @@ def add_parser(sub: Any) -> None:
         default=16,
         help="episodes in flight at once for LLM agents",
     )
-    p.add_argument("--limit", type=int, default=None, help="run at most this many pending episodes")
+    p.add_argument(
+        "--limit", type=count_int, default=None, help="run at most this many pending episodes"
+    )
     p.add_argument(
         "--agent",
         action="append",
