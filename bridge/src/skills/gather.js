@@ -3,6 +3,7 @@
 // real world, with the embedded body's arguments, failure reasons and result fields.
 
 const { failure, success, gains, sortedObject, withCeiling, goals, Vec3 } = require('../world')
+const { BridgeError } = require('../protocol')
 
 function unknownBlock (w, skill, args, name) {
   if (w.isItem(name)) return failure(skill, args, 'invalid_args', `'${name}' is an item, not a block id`)
@@ -291,6 +292,7 @@ async function pillarStep (w) {
     return true
   } catch (err) {
     w.checkCancelled()
+    if (err instanceof BridgeError) throw err // a lagging server, not a refused placement
     return false
   } finally {
     bot.setControlState('jump', false)

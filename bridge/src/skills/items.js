@@ -81,6 +81,8 @@ async function place (w, args) {
     await withCeiling(w.bot.placeBlock(spot.ref, spot.face), w.config.limits.click_timeout_ms, `placing ${block}`)
   } catch (err) {
     w.checkCancelled()
+    // The server not answering in time is the bridge's fault, not the agent's: re-raise it.
+    if (err instanceof BridgeError) throw err
     const now = w.bot.blockAt(spot.pos)
     if (!now || now.name !== block) return failure('place', args, 'no_spot', `placing ${block} failed: ${err.message}`)
   }
