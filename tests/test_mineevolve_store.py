@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -131,3 +132,78 @@ def test_a_store_a_killed_writer_left_mid_commit_says_so_when_read(tmp_path: Pat
         KnowledgeStore.open(path, read_only=True)
     with KnowledgeStore.open(path) as s:  # opening it for writing rolls the transaction back
         assert s.version == 1 and [e.id for e in s.entries()] == ["r1"]
+
+
+def _edit(path: Path, sql: str, *params: object) -> None:
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute(sql, params)
+    con.commit()
+    con.close()
+
+
+def test_damaged_stores_are_named_in_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """A store missing a table, or holding an operation that is JSON but not an object,
+    used to raise sqlite3.OperationalError / AttributeError out of the run's store check."""
+    from mirrorcraft.agents.memory import start_problem
+
+    def fresh(name: str) -> Path:
+        path = tmp_path / name
+        with KnowledgeStore.open(path) as s:
+            s.commit("ep1", "vanilla", [entry("r1")])
+            s.commit("ep2", "vanilla", [entry("r2")])
+        return path
+
+    no_ops = fresh("no_ops.sqlite")
+    _edit(no_ops, "DROP TABLE ops")
+    for read_only in (True, False):
+        with pytest.raises(KnowledgeStoreError, match="no table ops"):
+            KnowledgeStore.open(no_ops, read_only=read_only)
+    assert "no table ops" in str(start_problem("mineevolve", str(no_ops)))
+    for text in ("[1, 2]", "null", '"add"'):
+        bad = fresh("bad.sqlite")
+        _edit(bad, "UPDATE ops SET op = ? WHERE version = 2", text)
+        with KnowledgeStore.open(bad, read_only=True) as s:
+            with pytest.raises(KnowledgeStoreError, match="version 2 is not a JSON object"):
+                s.entries()
+            with pytest.raises(KnowledgeStoreError, match="version 2 is not a JSON object"):
+                s.operations()
+        assert "not a JSON object" in str(start_problem("mineevolve", str(bad)))
+        assert "not a JSON object" in str(start_problem("jarvis1", str(bad)))
+        bad.unlink()
+    partial = fresh("partial.sqlite")
+    _edit(
+        partial, "UPDATE ops SET op = ? WHERE version = 2", json.dumps({"op": "add", "entry": {}})
+    )
+    with (
+        KnowledgeStore.open(partial, read_only=True) as s,
+        pytest.raises(KnowledgeStoreError) as err,
+    ):
+        s.entries()
+    assert "\n" not in str(err.value) and "version 2 (id: Field required)" in str(err.value)
+
+
+def test_a_commit_that_meets_another_writer_says_so_and_writes_nothing(tmp_path: Path) -> None:
+    """Two writers of one store: the one that cannot get the file used to fail with
+    'cannot rollback - no transaction is active', hiding that the file was locked."""
+    import sqlite3
+
+    path = tmp_path / "k.sqlite"
+    with KnowledgeStore.open(path) as s:
+        s.commit("ep1", "vanilla", [entry("r1")])
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    impatient = KnowledgeStore(path, sqlite3.connect(path, isolation_level=None, timeout=0), False)
+    with pytest.raises(KnowledgeStoreError, match=r"ep2 could not be committed .*locked"):
+        impatient.commit("ep2", "vanilla", [entry("r2")])
+    other.execute("ROLLBACK")
+    other.close()
+    assert not impatient.db.in_transaction
+    assert impatient.commit("ep2", "vanilla", [entry("r2")]) == 2
+    with KnowledgeStore.open(path) as second:  # two handles take turns: no version twice
+        assert second.commit("ep3", "vanilla", [entry("r3")]) == 3
+        assert impatient.commit("ep4", "vanilla", []) == 4
+        assert impatient.commit("ep3", "vanilla", []) == 3  # idempotent per episode
+        assert second.episode_ids() == ["ep1", "ep2", "ep3", "ep4"]
+    impatient.close()

@@ -82,6 +82,7 @@ class KnowledgeStore:
                         ],
                     )
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            names = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
         except (sqlite3.DatabaseError, OSError) as exc:
             if read_only and "readonly" in str(exc) and Path(f"{p}-journal").is_file():
                 raise KnowledgeStoreError(
@@ -96,7 +97,22 @@ class KnowledgeStore:
                 f"{p}: not a knowledge store of schema {SCHEMA_VERSION} "
                 f"(format {meta.get('format')!r}, schema {meta.get('schema_version')!r})"
             )
+        if missing := sorted({"episodes", "ops"} - names):
+            db.close()
+            raise KnowledgeStoreError(
+                f"{p}: not a usable knowledge store (no table {', '.join(missing)})"
+            )
         return cls(p, db, read_only)
+
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        """Every row of a query; a file damaged past its first pages says so in one line
+        (SQLite finds such damage only when it reads the damaged page)."""
+        try:
+            return self.db.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise KnowledgeStoreError(
+                f"{self.path}: not a usable knowledge store ({exc})"
+            ) from None
 
     def close(self) -> None:
         self.db.close()
@@ -109,7 +125,7 @@ class KnowledgeStore:
 
     # -- reading -----------------------------------------------------------------------------
     def meta(self) -> dict[str, str]:
-        return dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+        return dict(self._rows("SELECT key, value FROM meta"))
 
     @property
     def base_version(self) -> int:
@@ -125,10 +141,10 @@ class KnowledgeStore:
         self._writable()
         if self.version:
             raise KnowledgeStoreError(f"{self.path}: can only start from a store when empty")
-        rows = source.db.execute(
+        rows = source._rows(
             "SELECT version, ? || episode_id, regime, operations FROM episodes", (BASE_PREFIX,)
-        ).fetchall()
-        ops = source.db.execute("SELECT version, seq, op FROM ops").fetchall()
+        )
+        ops = source._rows("SELECT version, seq, op FROM ops")
         self.db.execute("BEGIN IMMEDIATE")
         self.db.executemany("INSERT INTO episodes VALUES (?, ?, ?, ?)", rows)
         self.db.executemany("INSERT INTO ops VALUES (?, ?, ?)", ops)
@@ -145,24 +161,31 @@ class KnowledgeStore:
 
     @property
     def version(self) -> int:
-        row = self.db.execute("SELECT MAX(version) FROM episodes").fetchone()
-        return int(row[0] or 0)
+        rows = self._rows("SELECT MAX(version) FROM episodes")
+        try:
+            return int(rows[0][0] or 0)
+        except (TypeError, ValueError):
+            raise KnowledgeStoreError(f"{self.path}: a version that is not a number") from None
 
     def episode_ids(self) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT episode_id FROM episodes ORDER BY version")]
+        return [r[0] for r in self._rows("SELECT episode_id FROM episodes ORDER BY version")]
 
     def _ops(self, version: int | None) -> Iterable[tuple[int, dict[str, Any]]]:
         limit = self.version if version is None else version
-        rows = self.db.execute(
+        rows = self._rows(
             "SELECT version, op FROM ops WHERE version <= ? ORDER BY version, seq", (limit,)
         )
         for v, text in rows:
             try:
                 op = json.loads(text)
-            except (ValueError, RecursionError):
+            except (ValueError, TypeError, RecursionError):
                 raise KnowledgeStoreError(
                     f"{self.path}: operation of version {v} is not JSON"
                 ) from None
+            if not isinstance(op, dict):
+                raise KnowledgeStoreError(
+                    f"{self.path}: operation of version {v} is not a JSON object"
+                )
             yield int(v), op
 
     def operations(self, version: int | None = None) -> list[dict[str, Any]]:
@@ -178,7 +201,13 @@ class KnowledgeStore:
         for v, op in self._ops(version):
             try:
                 apply_op(entries, op)
-            except (KnowledgeOpError, ValidationError, KeyError, TypeError) as exc:
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(x) for x in first["loc"]) or "entry"
+                raise KnowledgeStoreError(
+                    f"{self.path}: unusable operation in version {v} ({where}: {first['msg']})"
+                ) from None
+            except (KnowledgeOpError, KeyError, TypeError) as exc:
                 raise KnowledgeStoreError(
                     f"{self.path}: unusable operation in version {v} ({exc})"
                 ) from None
@@ -189,7 +218,7 @@ class KnowledgeStore:
 
     def regimes(self, version: int | None = None) -> dict[str, str]:
         """Entry id -> the rule regime of the episode that added it (analysis only)."""
-        regime_of = dict(self.db.execute("SELECT version, regime FROM episodes").fetchall())
+        regime_of = dict(self._rows("SELECT version, regime FROM episodes"))
         out: dict[str, str] = {}
         for v, op in self._ops(version):
             if op.get("op") == "add" and isinstance(op.get("entry"), dict):
@@ -217,24 +246,34 @@ class KnowledgeStore:
     def commit(self, episode_id: str, regime: str, ops: Sequence[dict[str, Any]]) -> int:
         """Append one episode's operations as the next version (idempotent per episode id)."""
         self._writable()
-        row = self.db.execute(
-            "SELECT version FROM episodes WHERE episode_id = ?", (episode_id,)
-        ).fetchone()
-        if row is not None:
-            return int(row[0])
-        version = self.version + 1
+        rows = [(i, json.dumps(op, sort_keys=True)) for i, op in enumerate(ops)]
         try:
+            # The check and the next version are read inside the write transaction: a second
+            # writer of the same file waits for it instead of taking the same version number.
             self.db.execute("BEGIN IMMEDIATE")
+            row = self.db.execute(
+                "SELECT version FROM episodes WHERE episode_id = ?", (episode_id,)
+            ).fetchone()
+            if row is not None:
+                self.db.execute("ROLLBACK")
+                return int(row[0])
+            top = self.db.execute("SELECT MAX(version) FROM episodes").fetchone()
+            version = int(top[0] or 0) + 1
             self.db.execute(
                 "INSERT INTO episodes VALUES (?, ?, ?, ?)", (version, episode_id, regime, len(ops))
             )
             self.db.executemany(
-                "INSERT INTO ops VALUES (?, ?, ?)",
-                [(version, i, json.dumps(op, sort_keys=True)) for i, op in enumerate(ops)],
+                "INSERT INTO ops VALUES (?, ?, ?)", [(version, i, op) for i, op in rows]
             )
             self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
+        except BaseException as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise KnowledgeStoreError(
+                    f"{self.path}: episode {episode_id} could not be committed ({exc}); "
+                    "nothing of it was written"
+                ) from None
             raise
         return version
 
