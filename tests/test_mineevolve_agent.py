@@ -179,3 +179,23 @@ def test_registry_builds_variants_and_the_offline_mock_model() -> None:
         MineEvolveAgent("x", agent.client, V, options={"settings": {"inducer": {"window": 0}}})
     with pytest.raises(ValueError, match="unknown MineEvolve options"):
         MineEvolveAgent("x", agent.client, V, options={"colour": "red"})
+
+
+def test_a_skill_verifying_what_its_segment_did_not_reach_is_not_stored() -> None:
+    """Every induced skill claims 64 diamonds: none holds where its segment ended, so the
+    curator rejects each as not executable and nothing is judged or stored (it used to
+    admit them all, each topic then blocking the true skill for that item)."""
+    inner = PlannerPolicy(V)
+
+    def boastful(messages: Sequence[Message], meta: CallMeta | None) -> str:
+        text = inner(messages, meta)
+        if meta is not None and meta.purpose == "skill":
+            doc = json.loads(text)
+            doc["verification"] = {"type": "inv_ge", "item": "diamond", "n": 64}
+            text = json.dumps(doc)
+        return text
+
+    record, _client, agent = play(boastful, task="diamond", variant="deterministic_curator")
+    assert record.memory["calls"]["skill"] >= 1
+    assert agent.kb.counts()["skill"] == 0
+    assert record.memory["rejected"].get("exec", 0) == record.memory["calls"]["skill"]

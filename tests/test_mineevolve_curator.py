@@ -22,6 +22,7 @@ VOCAB = Vocabulary(
     frozenset(V.game.blocks),
     frozenset(skill_specs()),
     frozenset((*CFG.failure_types, *EXTRA_FAILURE_TYPES)),
+    frozenset(V.game.entities),
 )
 TABLE = {
     "condition": "place a crafting table",
@@ -227,3 +228,94 @@ def test_retrieval_never_exceeds_its_budget(
     )
     assert len(found.entries) <= CFG.curator.top_k
     assert all(any(t in ctx for t in e.trigger) for e in found.entries)
+
+
+def test_exec_rejects_actions_checks_and_verifications_naming_nothing_that_exists() -> None:
+    """A skill mining "unobtainium" (or a grid cell, check or verification naming it) used to
+    be admitted: the body parses any id, so it looked executable and was stored for good."""
+    mine = {
+        "condition": "mine it",
+        "action": {"skill": "mine", "args": {"block": "unobtainium"}},
+        "checks": [{"type": "inv_gain", "item": "cobblestone", "n": 1}],
+    }
+    grid = {
+        **PICK,
+        "action": {
+            "skill": "craft_grid",
+            "args": {
+                "station": "crafting_table",
+                "grid": [
+                    ["oak_planks", "mithril", "oak_planks"],
+                    [None, "stick", None],
+                    [None, "stick", None],
+                ],
+            },
+        },
+    }
+    check = {**TABLE, "checks": [{"type": "visible", "target": "dragon_of_doom"}]}
+    for steps in ([mine], [TABLE, grid], [check]):
+        assert verdict(skill(steps=steps), "skill", eid="s1") == (False, "exec"), steps
+    unreal = {"type": "inv_ge", "item": "unobtainium", "n": 1}
+    assert verdict(skill(verification=unreal), "skill", eid="s1") == (False, "exec")
+    assert verdict(remedy(repair_action=[mine])) == (False, "exec")
+    hunt = {
+        "condition": "hunt a cow",
+        "action": {"skill": "attack", "args": {"target": "cow"}},
+        "checks": [{"type": "inv_gain", "item": "leather", "n": 1}],
+    }
+    trunk = {
+        "condition": "find a tree",
+        "action": {"skill": "explore", "args": {"target": "log"}},
+        "checks": [{"type": "visible", "target": "log"}],
+    }
+    steps = [trunk, hunt]
+    ok = skill(steps=steps, verification={"type": "inv_ge", "item": "leather", "n": 1})
+    assert verdict(ok, "skill", eid="s1") == (True, "")
+
+
+def test_an_entry_longer_than_the_retrieval_budget_is_refused_when_built() -> None:
+    """An entry whose own text exceeds the budget can never be retrieved; it used to be
+    stored anyway (and shown whole to the judge), growing the store with dead weight."""
+    c = curator()
+    wordy = {**TABLE, "rationale": "x" * 20_000}
+    entry, problem = c.build(skill(steps=[wordy]), "skill", "s1", [])
+    assert entry is None and "retrieval budget" in problem and "could never be retrieved" in problem
+    long_risk = remedy(risk_pattern="lava " * 55, repair_action=[TABLE] * 12)
+    assert c.build(long_risk, "remedy", "r1", [])[0] is None
+    assert c.build(skill(), "skill", "s1", [])[0] is not None
+    free = Curator(CFG.curator.model_copy(update={"budget_tokens": 0}), VOCAB)
+    assert free.build(skill(steps=[wordy]), "skill", "s1", [])[0] is not None
+
+
+def test_a_skill_whose_verification_does_not_hold_where_its_segment_ended_is_refused() -> None:
+    """The paper induces a skill from a segment whose final state satisfies the skill's
+    verification; a skill claiming 64 diamonds after crafting a pickaxe used to be stored,
+    and its topic then kept any true diamond skill from being asked for."""
+    from dataclasses import replace
+
+    from tests.simtools import episode
+
+    obs = episode().observe()
+    final = replace(obs, inventory={"wooden_pickaxe": 1, "stick": 2})
+    gained = {"wooden_pickaxe": 1, "oak_planks": -3, "stick": -2}
+    c = curator()
+
+    def screened(verification: dict[str, Any]) -> tuple[bool, str]:
+        v = c.screen(
+            build(skill(verification=verification), "skill", "s1"),
+            KnowledgeBase(),
+            final=(final, gained),
+        )
+        return v.accepted, v.reason
+
+    assert screened({"type": "inv_ge", "item": "wooden_pickaxe", "n": 1}) == (True, "")
+    assert screened({"type": "inv_gain", "item": "wooden_pickaxe", "n": 1}) == (True, "")
+    assert screened({"type": "inv_ge", "item": "diamond", "n": 64}) == (False, "exec")
+    assert screened({"type": "inv_gain", "item": "stick", "n": 1}) == (False, "exec")
+    assert screened({"type": "facility", "block": "furnace"}) == (False, "exec")
+    v = c.screen(
+        build(skill(verification={"type": "inv_ge", "item": "diamond", "n": 64}), "skill", "s1"),
+        KnowledgeBase(),
+        final=(final, gained),
+    )
+    assert "does not hold where the segment ended" in v.detail

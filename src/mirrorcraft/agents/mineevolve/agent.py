@@ -100,6 +100,7 @@ class MineEvolveAgent(LLMAgent):
             blocks=frozenset(vanilla.game.blocks),
             skills=frozenset(skill_specs()),
             failure_types=frozenset((*self.cfg.failure_types, *EXTRA_FAILURE_TYPES)),
+            entities=frozenset(vanilla.game.entities),
         )
         self.curator = Curator(self.cfg.curator, vocab, enabled=self.switches.curator)
         self.kb = KnowledgeBase()
@@ -427,7 +428,13 @@ class MineEvolveAgent(LLMAgent):
         episode = self.ctx.seed if self.ctx is not None else 0
         return [f"{episode}:{fb.id}" for fb in feedback]
 
-    async def _admit(self, entry: KnowledgeEntry, obs: Observation, failing: str = "") -> Verdict:
+    async def _admit(
+        self,
+        entry: KnowledgeEntry,
+        obs: Observation,
+        failing: str = "",
+        final: tuple[Observation, dict[str, int]] | None = None,
+    ) -> Verdict:
         """Curate a candidate into the knowledge base (or, read-only, only validate it).
 
         The deterministic checks come first; a candidate they would add then goes to
@@ -436,7 +443,7 @@ class MineEvolveAgent(LLMAgent):
         ablation, are not judged.
         """
         target = self.kb if self.kb.writable else KnowledgeBase.of(self.kb.live())
-        verdict = self.curator.screen(entry, target, failing)
+        verdict = self.curator.screen(entry, target, failing, final)
         judged = self.switches.curator and self.switches.curator_judge
         if (
             judged
@@ -503,7 +510,11 @@ class MineEvolveAgent(LLMAgent):
         if entry is None:
             self.stats.rejected["schema"] = self.stats.rejected.get("schema", 0) + 1
             return
-        await self._admit(entry, obs)
+        gained: dict[str, int] = {}
+        for fb in feedback:
+            for item, n in fb.delta_inv.items():
+                gained[item] = gained.get(item, 0) + n
+        await self._admit(entry, obs, final=(obs, gained))
 
     def _window_block(self, sg: Subgoal, obs: Observation) -> tuple[list[Feedback], dict[str, str]]:
         window = [f for f, _ in self.history_fb[-self.cfg.inducer.window :]]

@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mirrorcraft.agents.llm.worldview import norm
-from mirrorcraft.agents.mineevolve.checks import parse_check
+from mirrorcraft.agents.mineevolve.checks import Check, fraction, parse_check
 from mirrorcraft.agents.mineevolve.config import CuratorConfig
 from mirrorcraft.agents.mineevolve.entries import (
     SCOPES,
@@ -41,7 +41,9 @@ from mirrorcraft.agents.mineevolve.entries import (
     split_term,
 )
 from mirrorcraft.agents.mineevolve.knowledge_base import KnowledgeBase
-from mirrorcraft.agents.mineevolve.plan import parse_subgoals
+from mirrorcraft.agents.mineevolve.plan import Subgoal, parse_subgoals
+from mirrorcraft.body.actions import skill_specs
+from mirrorcraft.body.observation import Observation
 
 REJECT_REASONS = ("schema", "match", "exec", "specificity", "conflict")
 ANCHOR_FIELDS = frozenset(TRIGGER_FIELDS) - {"failure", "biome"}
@@ -56,6 +58,15 @@ class Vocabulary:
     blocks: frozenset[str]
     skills: frozenset[str]
     failure_types: frozenset[str]
+    entities: frozenset[str] = frozenset()
+    """Creatures the body can meet (targets of ``attack`` and ``explore``)."""
+
+    def known(self, value: str) -> bool:
+        """Whether an action or check may name ``value``: an item, block or creature id,
+        or "log" (any trunk block)."""
+        return (
+            value in self.items or value in self.blocks or value in self.entities or value == "log"
+        )
 
     def valid(self, fld: str, value: str) -> bool:
         if fld == "failure":
@@ -116,6 +127,17 @@ class Curator:
         self.generic = tuple(p.lower() for p in cfg.generic_phrases)
 
     # -- admission ----------------------------------------------------------------------
+    def _fits(self, entry: KnowledgeEntry) -> str:
+        """Why an entry is too long to ever be retrieved under the budget ("" when it fits)."""
+        budget = self.cfg.budget_tokens
+        tokens = estimate_tokens(entry.render(self.cfg.prior_weight) + "\n")
+        if budget and tokens > budget:
+            return (
+                f"the entry renders to {tokens} tokens, more than the retrieval budget of "
+                f"{budget}, so it could never be retrieved: write it shorter"
+            )
+        return ""
+
     def build(
         self, doc: Any, kind: str, entry_id: str, evidence: Sequence[str]
     ) -> tuple[KnowledgeEntry | None, str]:
@@ -186,10 +208,12 @@ class Curator:
                 return None, "text must be a non-empty string"
             fields["text"] = text.strip()[:600]
         try:
-            return KnowledgeEntry.model_validate(fields), ""
+            entry = KnowledgeEntry.model_validate(fields)
         except ValidationError as exc:
             first = exc.errors()[0]
             return None, f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+        too_long = self._fits(entry)
+        return (None, too_long) if too_long else (entry, "")
 
     def check_match(self, entry: KnowledgeEntry) -> str:
         for term in (*entry.trigger, *entry.preconditions):
@@ -204,14 +228,59 @@ class Curator:
         raw = entry.steps if entry.kind == "skill" else entry.repair
         if entry.kind == "reflection":
             return ""
-        _subgoals, problem = parse_subgoals(list(raw), 64, 64)
+        subgoals, problem = parse_subgoals(list(raw), 64, 64)
         if problem:
             return problem
+        for i, sg in enumerate(subgoals):
+            if unknown := self._unknown_ids(sg):
+                return f"subgoal {i + 1} names {unknown!r}, which is no item, block or creature"
         if entry.kind == "skill":
             check = parse_check(entry.verification)
             if isinstance(check, str):
                 return f"verification: {check}"
+            if unknown := self._unknown_check(check):
+                return f"verification names {unknown!r}, which is no item, block or creature"
         return ""
+
+    def _unknown_check(self, check: Check) -> str:
+        if check.type in ("milestone", "action_ok") or self.vocab.known(check.target):
+            return ""
+        return check.target
+
+    def _unknown_ids(self, sg: Subgoal) -> str:
+        """The first id an action argument, grid cell or check names that does not exist."""
+        spec = skill_specs()[sg.skill]
+        args = sg.action.get("args", {})
+        for arg in spec.args:
+            value = args.get(arg.name)
+            if arg.type == "id" and isinstance(value, str) and not self.vocab.known(norm(value)):
+                return value
+            if arg.type == "grid" and isinstance(value, list):
+                for row in value:
+                    for cell in row if isinstance(row, list) else ():
+                        if isinstance(cell, str) and not self.vocab.known(norm(cell)):
+                            return cell
+        for check in sg.checks:
+            if unknown := self._unknown_check(check):
+                return unknown
+        return ""
+
+    def check_verified(
+        self, entry: KnowledgeEntry, final: Observation, gained: Mapping[str, int]
+    ) -> str:
+        """Why a skill's verification does not hold in the state its segment ended in (the
+        paper induces a skill from a segment whose final state satisfies its verification
+        rule); ``gained`` is the inventory change over the segment."""
+        check = entry.check() if entry.kind == "skill" else None
+        if check is None:
+            return ""
+        if check.type == "inv_gain":
+            held = gained.get(check.target, 0) >= check.n
+        else:
+            held = fraction(check, final, True, None) >= 1.0
+        if held:
+            return ""
+        return f"the verification ({check.describe()}) does not hold where the segment ended"
 
     def _generic(self, text: str) -> bool:
         low = " ".join(_WORD.findall(text.lower()))
@@ -251,13 +320,25 @@ class Curator:
                 return "conflict", f"contradicts high-confidence entry {other.id}"
         return "", ""
 
-    def screen(self, entry: KnowledgeEntry, kb: KnowledgeBase, failing: str = "") -> Verdict:
-        """The deterministic checks, writing nothing: a rejection, a merge or an acceptance."""
+    def screen(
+        self,
+        entry: KnowledgeEntry,
+        kb: KnowledgeBase,
+        failing: str = "",
+        final: tuple[Observation, Mapping[str, int]] | None = None,
+    ) -> Verdict:
+        """The deterministic checks, writing nothing: a rejection, a merge or an acceptance.
+
+        ``final``: for a skill, the observation its segment ended in and the segment's
+        inventory change; its verification must hold there."""
         if not self.enabled:
             return Verdict(True, entry=entry)
         for reason, problem in (
             ("match", self.check_match(entry)),
-            ("exec", self.check_exec(entry)),
+            (
+                "exec",
+                self.check_exec(entry) or (self.check_verified(entry, *final) if final else ""),
+            ),
             ("specificity", self.check_specific(entry, failing)),
         ):
             if problem:
