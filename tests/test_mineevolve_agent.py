@@ -199,3 +199,24 @@ def test_a_skill_verifying_what_its_segment_did_not_reach_is_not_stored() -> Non
     assert record.memory["calls"]["skill"] >= 1
     assert agent.kb.counts()["skill"] == 0
     assert record.memory["rejected"].get("exec", 0) == record.memory["calls"]["skill"]
+
+
+def test_remedies_induced_in_a_read_only_episode_stay_active_side_by_side() -> None:
+    """Reading a frozen store (every checkpoint evaluation, and the static-store ablation),
+    each remedy induced in the episode used to get the same id, so the newest replaced
+    the others among the active remedies: only one ever stayed active."""
+    record, client, agent = play(
+        PlannerPolicy(V), rules="M05", task="diamond", variant="static_store"
+    )
+    judged = [
+        meta.extra["candidate"]["id"]
+        for _m, meta in client.calls
+        if meta and meta.purpose == "curate"
+    ]
+    assert len(judged) >= 2 and len(set(judged)) == len(judged)
+    assert [e.id for e in agent.temporary] == judged[-4:]
+    assert agent.knowledge_delta() == [] and record.memory["writable"] is False
+    last_repair = [m[1].content for m, meta in client.calls if meta and meta.purpose == "repair"][
+        -1
+    ]
+    assert all(eid in last_repair for eid in judged[-4:])

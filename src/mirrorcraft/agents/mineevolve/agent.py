@@ -420,7 +420,8 @@ class MineEvolveAgent(LLMAgent):
     # -- induction -----------------------------------------------------------------------------------
     def _candidate(self, kind: str, prefix: str, evidence: Sequence[str]) -> Any:
         def parse(doc: dict[str, Any] | None) -> tuple[KnowledgeEntry | None, str]:
-            return self.curator.build(doc, kind, self.kb.fresh_id(prefix), evidence)
+            taken = {e.id for e in self.temporary}
+            return self.curator.build(doc, kind, self.kb.fresh_id(prefix, taken), evidence)
 
         return parse
 
@@ -442,7 +443,11 @@ class MineEvolveAgent(LLMAgent):
         that a read-only store could not keep, and a free-text note of the reflection
         ablation, are not judged.
         """
-        target = self.kb if self.kb.writable else KnowledgeBase.of(self.kb.live())
+        # Read-only, the candidate is checked against the live entries and the remedies
+        # this episode keeps active (the same remedy again merges into its active copy).
+        target = (
+            self.kb if self.kb.writable else KnowledgeBase.of([*self.kb.live(), *self.temporary])
+        )
         verdict = self.curator.screen(entry, target, failing, final)
         judged = self.switches.curator and self.switches.curator_judge
         if (

@@ -8,7 +8,7 @@ memory and on disk.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,8 +88,10 @@ class KnowledgeBase:
             out[e.kind] += 1
         return out
 
-    def fresh_id(self, prefix: str) -> str:
+    def fresh_id(self, prefix: str, taken: Collection[str] = ()) -> str:
+        """An id no entry has, nor any of ``taken`` (entries held outside the base: the
+        remedies a read-only episode keeps active)."""
         n = len(self.entries) + 1
-        while f"{prefix}_{n:04d}" in self.entries:
+        while f"{prefix}_{n:04d}" in self.entries or f"{prefix}_{n:04d}" in taken:
             n += 1
         return f"{prefix}_{n:04d}"
