@@ -220,3 +220,18 @@ def test_remedies_induced_in_a_read_only_episode_stay_active_side_by_side() -> N
         -1
     ]
     assert all(eid in last_repair for eid in judged[-4:])
+
+
+def test_an_episode_that_cannot_keep_a_skill_does_not_ask_for_one() -> None:
+    """Reading a store without updates, every skill call (eight per diamond episode) used to
+    be spent on a skill thrown away unused, inflating evaluation-time model calls."""
+    record, client, _agent = play(PlannerPolicy(V), task="diamond", variant="static_store")
+    assert purposes(client)["skill"] == 0 and record.memory["skill_inductions"] == 0
+    frozen = MineEvolveAgent("mineevolve", FakeClient(PlannerPolicy(V)), V)
+    frozen.load_knowledge([], writable=False)  # a checkpoint evaluation of the full variant
+    t = get_task("diamond")
+    spec = EpisodeSpec("t", "t", "plains-1", "vanilla", t, "mineevolve", "fake", "hidden", 0, 1)
+    asyncio.run(run_episode(spec, frozen, load_world("plains-1"), V, V))
+    assert purposes(frozen.client)["skill"] == 0 and frozen.knowledge_delta() == []
+    _record, learnt_client, _ = play(PlannerPolicy(V), task="diamond")
+    assert purposes(learnt_client)["skill"] >= 1

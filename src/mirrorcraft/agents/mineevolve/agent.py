@@ -196,8 +196,8 @@ class MineEvolveAgent(LLMAgent):
         self.stats.feedback(fb)
         self.plan.done += 1
         self._credit(sg, True)
-        if not self.switches.skills or self.mode == "reflection":
-            return
+        if not self.switches.skills or self.mode == "reflection" or not self.kb.writable:
+            return  # read-only: a skill could not be kept, and it acts only once stored
         segment = success_segment(self.cfg.inducer, self.history_fb)
         if not segment or not self._may_induce("skill"):
             return
