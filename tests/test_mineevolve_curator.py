@@ -319,3 +319,27 @@ def test_a_skill_whose_verification_does_not_hold_where_its_segment_ended_is_ref
         final=(final, gained),
     )
     assert "does not hold where the segment ended" in v.detail
+
+
+def test_triggers_written_with_the_minecraft_prefix_match_the_planning_context() -> None:
+    """A model writing 'target:minecraft:wooden_pickaxe' passed 'match' (the check strips the
+    prefix) but the term was stored as written, and the planning context never holds it: the
+    entry could be retrieved only in part, or never."""
+    kb = KnowledgeBase()
+    c = curator()
+    doc = remedy(trigger_context=["Target:minecraft:wooden_pickaxe", "failure:MISSING_STATION"])
+    entry = build(doc)
+    assert entry.trigger == ("target:wooden_pickaxe", "failure:missing_station")
+    assert c.admit(entry, kb).accepted
+    context = frozenset({"target:wooden_pickaxe", "failure:missing_station"})
+    assert c.retrieve(kb.live(), context, ["remedy"]).entries == (kb.entries["r1"],)
+    sk = build(
+        skill(
+            trigger_context=["goal:minecraft:wooden_pickaxe"],
+            preconditions=["have:minecraft:stick"],
+        ),
+        "skill",
+        "s1",
+    )
+    assert sk.trigger == ("goal:wooden_pickaxe",) and sk.preconditions == ("have:stick",)
+    assert verdict(remedy(trigger_context=["have: stick", "target:stick"])) == (False, "match")

@@ -113,6 +113,14 @@ def _strings(raw: Any) -> tuple[str, ...] | None:
     return tuple(x.strip() for x in raw if x.strip())
 
 
+def _term(raw: str) -> str:
+    """A trigger or precondition term in the form the planning context uses (``have:stick``
+    for ``Have:minecraft:stick``), so that it can match; a malformed one is kept, lower-cased,
+    for ``match`` to refuse."""
+    parts = split_term(raw)
+    return f"{parts[0]}:{norm(parts[1])}" if parts else raw.lower()
+
+
 def _confidence(raw: Any) -> float:
     if isinstance(raw, int | float) and not isinstance(raw, bool) and 0 <= raw <= 1:
         return float(raw)
@@ -150,7 +158,7 @@ class Curator:
         fields: dict[str, Any] = {
             "id": entry_id,
             "kind": kind,
-            "trigger": tuple(t.lower() for t in trigger),
+            "trigger": tuple(_term(t) for t in trigger),
             "initial_confidence": _confidence(doc.get("confidence")),
             "evidence": tuple(evidence),
         }
@@ -170,7 +178,7 @@ class Curator:
                 return None, "verification must be a check object"
             effects = doc.get("observed_effects", {})
             fields.update(
-                preconditions=tuple(p.lower() for p in pre),
+                preconditions=tuple(_term(p) for p in pre),
                 steps=tuple(dict(s) for s in steps),
                 verification=dict(verification),
                 effects={
