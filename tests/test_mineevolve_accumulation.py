@@ -370,3 +370,19 @@ def test_analyze_totals_the_training_episodes_usage_with_the_evaluation(
     assert main(["analyze", str(out / "results.sqlite")]) == 2
     err = capsys.readouterr().err
     assert "train.sqlite" in err and "move it away to analyse the evaluation alone" in err
+
+
+def test_a_misspelt_ablation_is_refused_not_run_as_full(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """'static_stor' (or 'no_adapter') named no MineEvolve variant, so it silently ran the
+    full switches and its results were reported under the ablation's name."""
+    for typo, meant in (("static_stor", "static_store"), ("no_adapter", "no_adaptor")):
+        bad = {**SPEC, "variants": [typo]}
+        assert _run(tmp_path, bad, typo) == 2
+        err = capsys.readouterr().err
+        assert f"did you mean '{meant}'" in err and "switches: full" in err
+        assert not (tmp_path / typo / "train.sqlite").exists()
+    named = {"name": "static_stor", "switches": "full", "train": "none"}
+    spec = AccumulationSpec.model_validate({**SPEC, "variants": ["full_b", named, "cold"]})
+    assert [spec.switches(v) for v in spec.variants] == ["full", "full", "full"]

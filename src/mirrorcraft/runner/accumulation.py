@@ -25,6 +25,7 @@ case: ``train.rules: [vanilla]`` with Mirror suites in ``eval.rules``.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import random
@@ -223,6 +224,15 @@ class AccumulationSpec(_Strict):
                 raise ValueError(
                     f"variant {v.name!r}: unknown switches {self.switches(v)!r} "
                     f"(known: {', '.join(known)})"
+                )
+            ablations = [k for k in known if k != "full"]
+            near = difflib.get_close_matches(v.name, ablations, n=1, cutoff=0.8)
+            if v.agent == AGENT and not v.switches and v.name not in known and near:
+                # A misspelt ablation would otherwise run, and be reported as, full MineEvolve.
+                raise ValueError(
+                    f"variant {v.name!r}: not a MineEvolve variant, so it would run the full "
+                    f"switches; did you mean {near[0]!r}? (to keep this name, say which "
+                    "switches it runs: switches: full)"
                 )
             train = self.train_for(v)
             if train is not None and max(self.checkpoints) > train.episodes:
