@@ -207,3 +207,17 @@ def test_a_commit_that_meets_another_writer_says_so_and_writes_nothing(tmp_path:
         assert impatient.commit("ep3", "vanilla", []) == 3  # idempotent per episode
         assert second.episode_ids() == ["ep1", "ep2", "ep3", "ep4"]
     impatient.close()
+
+
+def test_a_store_damaged_inside_a_row_is_named_in_one_short_line(tmp_path: Path) -> None:
+    """SQLite quotes the damaged row in its message ("Could not decode to UTF-8 column 'op'
+    with text '...'"); the whole operation, newlines included, used to reach the user."""
+    path = tmp_path / "k.sqlite"
+    with KnowledgeStore.open(path) as s:
+        s.commit("ep1", "vanilla", [entry("r1")])
+    big = json.dumps({"op": "add", "entry": {"id": "x", "text": "\n".join(["y" * 80] * 50)}})
+    _edit(path, "UPDATE ops SET op = CAST(? AS BLOB) || x'ff' WHERE version = 1", big)
+    with KnowledgeStore.open(path, read_only=True) as s, pytest.raises(KnowledgeStoreError) as err:
+        s.entries()
+    text = str(err.value)
+    assert "not a usable knowledge store" in text and "\n" not in text and len(text) < 300

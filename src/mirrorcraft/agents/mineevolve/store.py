@@ -110,8 +110,10 @@ class KnowledgeStore:
         try:
             return self.db.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:
+            detail = " ".join(str(exc).split())  # SQLite may quote a damaged row whole
+            detail = detail if len(detail) <= 160 else detail[:157] + "..."
             raise KnowledgeStoreError(
-                f"{self.path}: not a usable knowledge store ({exc})"
+                f"{self.path}: not a usable knowledge store ({detail})"
             ) from None
 
     def close(self) -> None:
