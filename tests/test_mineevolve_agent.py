@@ -235,3 +235,15 @@ def test_an_episode_that_cannot_keep_a_skill_does_not_ask_for_one() -> None:
     assert purposes(frozen.client)["skill"] == 0 and frozen.knowledge_delta() == []
     _record, learnt_client, _ = play(PlannerPolicy(V), task="diamond")
     assert purposes(learnt_client)["skill"] >= 1
+
+
+def test_binary_feedback_keeps_failure_types_out_of_judging_and_retrieval() -> None:
+    """The binary-feedback ablation keeps only success or failure, yet the curator's judge
+    was told the recent typed failure types and retrieval ranked remedies by them."""
+    _record, client, agent = play(PlannerPolicy(V), rules="M01", variant="binary_feedback")
+    judged = [m[1].content for m, meta in client.calls if meta and meta.purpose == "curate"]
+    assert judged and all("recent failure types []" in p for p in judged)
+    assert any(not f.success for f, _ in agent.history_fb) and agent._recent_failures() == []
+    _record, typed_client, _agent = play(PlannerPolicy(V), rules="M01")
+    typed = [m[1].content for m, meta in typed_client.calls if meta and meta.purpose == "curate"]
+    assert any("recent failure types []" not in p for p in typed)

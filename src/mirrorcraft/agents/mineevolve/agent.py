@@ -241,8 +241,15 @@ class MineEvolveAgent(LLMAgent):
         return done < self.cfg.inducer.max_inductions_per_episode
 
     # -- retrieval -----------------------------------------------------------------------------------
+    def _recent_failures(self) -> list[str]:
+        """The failure types of the latest executions (none in the binary-feedback ablation,
+        which keeps only success or failure: typed fields steer neither retrieval nor prompts)."""
+        if self.mode == "binary":
+            return []
+        return [f.failure_type for f, _ in self.history_fb[-self.cfg.inducer.window :]]
+
     def retrieve(self, obs: Observation, subgoal: Subgoal | None) -> Retrieval:
-        recent = [f.failure_type for f, _ in self.history_fb[-self.cfg.inducer.window :]]
+        recent = self._recent_failures()
         route = self.prior.relevant if self.prior is not None else ()
         context = context_terms(obs, self.goal_items, subgoal, recent, route)
         kinds = []
@@ -467,7 +474,7 @@ class MineEvolveAgent(LLMAgent):
     async def judge(self, entry: KnowledgeEntry, obs: Observation) -> tuple[bool, str]:
         """One ``curate`` call (and a JSON repair if needed): (accepted, rejection reason)."""
         self.stats.judged += 1
-        recent = [f.failure_type for f, _ in self.history_fb[-self.cfg.inducer.window :]]
+        recent = self._recent_failures()
         system, user = judge_prompts(
             self.prompts,
             entry,
