@@ -144,13 +144,58 @@ def _line_approach_py(
     stand = start
     tx, ty, tz = target
     walking = True
+
+    def solid(c: Pos) -> int | None:
+        """The id of a cell that needs digging, or None (the target, checked, outside, open)."""
+        cx, cy, cz = c
+        if c == target or c in seen or not (0 <= cx < size and 0 <= cz < size):
+            return None
+        if not min_y <= cy < max_y:
+            return None
+        bid: int = grid.item(cx, cz, cy - min_y)
+        return None if bid in passable else bid
+
+    def cost(cells: tuple[Pos, Pos]) -> int:
+        """Blocks a way through these cells digs (a large number if one cannot be)."""
+        n = 0
+        for c in cells:
+            bid = solid(c)
+            if bid is None:
+                continue
+            ok = clearable.get(bid)
+            if ok is None:
+                ok = clearable[bid] = can_clear(names[bid])
+            n += 1 if ok else UNCLEARABLE
+        return n
+
     for cell in line_cells(start, target)[1:]:
         if cell == target:
             break
         x, y, z = cell
         if walking:  # once in reach the body stops walking: it stays in reach
             walking = (stand[0] - tx) ** 2 + (stand[1] - ty) ** 2 + (stand[2] - tz) ** 2 > reach2
-        for c in (cell, (x, y + 1, z)) if walking else (cell,):
+        checks: list[Pos]
+        if not walking:
+            checks = [cell]  # the rest of the line must be clear to see the target
+        else:
+            px, py, pz = stand
+            if x == px and z == pz:  # straight up or down: the column itself
+                checks = [cell, (x, y + 1, z)]
+            else:
+                # A player's step (body two blocks tall): up, it jumps first (headroom above
+                # its head), then moves at the new height; down, it walks into the new
+                # column at its old height, then drops; a diagonal step passes beside one
+                # of the two blocks that meet at the corner, the one that digs less.
+                h = py + 1 if y > py else py
+                checks = [(px, py + 2, pz)] if y > py else []
+                if x != px and z != pz:
+                    a, b = (x, h, pz), (px, h, z)
+                    side = a if cost((a, (x, h + 1, pz))) <= cost((b, (px, h + 1, z))) else b
+                    checks += [side, (side[0], h + 1, side[2])]
+                checks += [(x, h, z), (x, h + 1, z)]
+                if y < py:
+                    checks.append(cell)
+        for c in checks:
             if c == target or c in seen:
                 continue
             cx, cy, cz = c
@@ -172,6 +217,10 @@ def _line_approach_py(
         if walking:
             stand = cell
     return Approach(stand, tuple(digs), tuple(froms))
+
+
+UNCLEARABLE = 1_000
+"""A side cell owned tools cannot clear, in a diagonal step's choice of side."""
 
 
 def _surface_approach(

@@ -245,7 +245,7 @@ def line_approach(
     0: a way; 1: blocked; 2: blocked, too many digs; 3: ``clear`` does not know the id yet."""
     assert _core is not None
     n = max(abs(target[0] - start[0]), abs(target[1] - start[1]), abs(target[2] - start[2]))
-    rows = min(max(max_digs, 0), 2 * n) + 1
+    rows = min(max(max_digs, 0), 5 * n) + 1
     out = np.empty(6 * rows, dtype=np.int64)
     sx, sz, sy = grid.shape
     status, x, y, z, digs, ax, ay, az, aid = _core.line_approach(
