@@ -108,7 +108,7 @@ setup(
         ),
         Extension(
             "mirrorcraft.world._census",
-            ["src/mirrorcraft/world/_census.c"],
+            ["src/mirrorcraft/world/_census.c", "src/mirrorcraft/world/_line_approach.c"],
             optional=True,
             extra_compile_args=["-O2"],
         ),
