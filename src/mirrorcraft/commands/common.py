@@ -22,26 +22,24 @@ def model_error(model: str, exc: Exception) -> UserError:
     return UserError(text if text.startswith(prefix) else f"{prefix}: {text}")
 
 
-def count_int(text: str) -> int:
-    """An argparse type: a whole number of at least 0 (``--limit 0`` plans without running)."""
+def _whole_number(text: str, least: int, why: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{why}, got {value}")
     return value
+
+
+def count_int(text: str) -> int:
+    """An argparse type: a whole number of at least 0 (``--limit 0`` plans without running)."""
+    return _whole_number(text, 0, "must be 0 or more")
 
 
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1 (worker processes, concurrent episodes)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    return _whole_number(text, 1, "must be at least 1")
 
 
 def add_progress_flag(parser: Any) -> None:

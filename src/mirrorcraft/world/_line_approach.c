@@ -5,6 +5,16 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+/* Whether a cell is still to be looked at: not the target (never dug here), not checked
+ * already on this way, and inside the world. */
+static int fresh(const int64_t *seen, int64_t nseen, const int64_t c[3], const int64_t t[3],
+                 Py_ssize_t sx, Py_ssize_t sz, Py_ssize_t sy, long long min_y) {
+    if (c[0] == t[0] && c[1] == t[1] && c[2] == t[2]) return 0;
+    for (int64_t j = 0; j < nseen; j++)
+        if (seen[3 * j] == c[0] && seen[3 * j + 1] == c[1] && seen[3 * j + 2] == c[2]) return 0;
+    return 0 <= c[0] && c[0] < sx && 0 <= c[2] && c[2] < sz && min_y <= c[1] && c[1] < min_y + sy;
+}
+
 /* ``body/paths.py: _line_approach_py``, exactly: walk the 3-D Bresenham line from ``start``
  * towards ``target`` while out of reach (squared distance > reach2), checking for each step
  * the cells a player two blocks tall passes through (straight up or down: the cell and the
@@ -52,6 +62,7 @@ PyObject *mc_line_approach(PyObject *self, PyObject *args) {
     int64_t stepx = tx > x0 ? 1 : -1, stepy = ty > y0 ? 1 : -1, stepz = tz > z0 ? 1 : -1;
     int64_t x = x0, y = y0, z = z0, ex = n / 2, ey = n / 2, ez = n / 2;
     int64_t stand[3] = {x0, y0, z0};
+    const int64_t target[3] = {tx, ty, tz};
     int walking = 1;
     int status = 0;
     int64_t at[3] = {0, 0, 0}, at_id = 0;
@@ -84,13 +95,7 @@ PyObject *mc_line_approach(PyObject *self, PyObject *args) {
                 int64_t cost[2] = {0, 0};
                 for (int q = 0; q < 4; q++) {
                     int64_t cx = side[q][0], cy = side[q][1], cz = side[q][2];
-                    if (cx == tx && cy == ty && cz == tz) continue;
-                    int dup = 0;
-                    for (int64_t j = 0; j < nseen && !dup; j++)
-                        dup = seen[3 * j] == cx && seen[3 * j + 1] == cy && seen[3 * j + 2] == cz;
-                    if (dup) continue;
-                    if (!(0 <= cx && cx < sx && 0 <= cz && cz < sz && min_y <= cy && cy < min_y + sy))
-                        continue;
+                    if (!fresh(seen, nseen, side[q], target, sx, sz, sy, min_y)) continue;
                     uint16_t bid = g[(cx * sz + cz) * sy + (cy - min_y)];
                     if (passable[bid]) continue;
                     if (bid >= clear_buf.len) {
@@ -115,13 +120,7 @@ PyObject *mc_line_approach(PyObject *self, PyObject *args) {
 #undef CHECK
         for (int k = 0; k < nchecks; k++) {
             int64_t cx = checks[k][0], cy = checks[k][1], cz = checks[k][2];
-            if (cx == tx && cy == ty && cz == tz) continue;
-            int dup = 0;
-            for (int64_t j = 0; j < nseen && !dup; j++)
-                dup = seen[3 * j] == cx && seen[3 * j + 1] == cy && seen[3 * j + 2] == cz;
-            if (dup) continue;
-            if (!(0 <= cx && cx < sx && 0 <= cz && cz < sz && min_y <= cy && cy < min_y + sy))
-                continue;
+            if (!fresh(seen, nseen, checks[k], target, sx, sz, sy, min_y)) continue;
             seen[3 * nseen] = cx;
             seen[3 * nseen + 1] = cy;
             seen[3 * nseen + 2] = cz;
