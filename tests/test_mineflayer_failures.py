@@ -8,6 +8,7 @@ would be left running (in a session of its own) after the run."""
 
 from __future__ import annotations
 
+import errno
 import shlex
 import shutil
 import socket
@@ -212,6 +213,48 @@ def test_an_episode_past_its_time_limit_leaves_no_server_running(
     started = [int(p) for p in pids.read_text().split()]
     assert started and not [p for p in started if _running(p)]
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+# -- the episode's copy of the save cannot be made -----------------------------------------
+def test_a_save_that_cannot_be_copied_is_a_fault_that_says_where_and_why(
+    saves: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk or a temporary folder that is not a writable folder: the episode's copy of
+    the save cannot be made. That is named (the save, the folder, the system's reason), not
+    an internal error blamed on the worker, and nothing is left behind."""
+
+    def start(options: MineflayerOptions) -> InfrastructureFault:
+        with pytest.raises(InfrastructureFault) as caught:
+            start_episode(
+                options,
+                world="plains-1",
+                rules="vanilla",
+                task=get_task("diamond"),
+                vanilla=vanilla_rules(),
+                seed=1,
+            )
+        return caught.value
+
+    not_a_folder = tmp_path / "tmp-is-a-file"
+    not_a_folder.write_text("")
+    fault = start(MineflayerOptions(saves=saves, command=FAKE, work_dir=not_a_folder))
+    assert f"could not copy the save {saves / 'plains-1'} for the episode into {not_a_folder}" in (
+        str(fault)
+    )
+    assert fault.kind == "server" and "TMPDIR" in str(fault)
+
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def full_disk(src: Path, dst: Path) -> None:
+        Path(dst).mkdir(parents=True)
+        (Path(dst) / "half-copied").write_text("x")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(backend_mod.shutil, "copytree", full_disk)
+    fault = start(MineflayerOptions(saves=saves, command=FAKE, work_dir=work))
+    assert "No space left on device" in str(fault) and f"into {work}:" in str(fault)
+    assert list(work.iterdir()) == []  # the half-made copy is gone
 
 
 # -- saves that are missing or half-built --------------------------------------------------

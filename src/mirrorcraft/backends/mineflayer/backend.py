@@ -4,6 +4,7 @@ loopback ports, the pre-episode checks, the bridge and its bot. ``close`` stops 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import shutil
 import tempfile
@@ -99,6 +100,18 @@ class StartHandle:
             episode.close()
 
 
+def _copy_fault(options: MineflayerOptions, save: Path, exc: OSError) -> InfrastructureFault:
+    """A fault that says where the episode's copy of a save could not be made, and why (a full
+    disk, a folder not writable), instead of an internal error blamed on the worker."""
+    where = options.work_dir or Path(tempfile.gettempdir())
+    why = exc.strerror or str(exc) or type(exc).__name__
+    return InfrastructureFault(
+        f"could not copy the save {save} for the episode into {where}: {why}; free space "
+        "there, or point TMPDIR at a writable folder with room for a world",
+        kind="config" if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else "server",
+    )
+
+
 def start_episode(
     options: MineflayerOptions,
     *,
@@ -140,9 +153,12 @@ def start_episode(
                 bridge.close()
 
     try:
-        tmp = Path(tempfile.mkdtemp(prefix="mirrorcraft-episode-", dir=options.work_dir))
-        folder = tmp / "server"
         source_folder = options.saves / entry.folder
+        try:
+            tmp = Path(tempfile.mkdtemp(prefix="mirrorcraft-episode-", dir=options.work_dir))
+        except OSError as exc:
+            raise _copy_fault(options, source_folder, exc) from None
+        folder = tmp / "server"
         if not (source_folder / "server.properties").is_file():
             raise InfrastructureFault(
                 f"the prepared save {source_folder} is missing or incomplete (saves.json names "
@@ -150,7 +166,10 @@ def start_episode(
                 f"--world {world}" + ("" if rules == "vanilla" else f" --suite {rules}"),
                 kind="config",
             )
-        shutil.copytree(source_folder, folder)
+        try:
+            shutil.copytree(source_folder, folder)
+        except OSError as exc:
+            raise _copy_fault(options, source_folder, exc) from None
         check_files(folder, entry)
         jar = options.jar or Path(manifest.jar)
         server = ServerProcess(
