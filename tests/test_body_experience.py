@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from mirrorcraft.backends.sim import SimEpisode
+from mirrorcraft.body.body import _points_for_next
 from mirrorcraft.rules.errors import RulesError
 from mirrorcraft.rules.game import _experience, load_game_data
 from mirrorcraft.rules.items import ItemStack
@@ -18,10 +19,7 @@ from tests.simtools import act, episode
 def _points(ep: SimEpisode) -> float:
     """Experience points the body holds in all (levels turned back into points)."""
     body = ep.body
-    total = body.xp_points
-    for level in range(body.level):
-        total += 7 + level * 2 if level < 15 else (37 + (level - 15) * 5 if level < 30 else 112)
-    return total
+    return body.xp_points + sum(_points_for_next(level) for level in range(body.level))
 
 
 def _ores_beside(ep: SimEpisode, block: str, n: int) -> None:

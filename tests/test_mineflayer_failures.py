@@ -27,16 +27,13 @@ from mirrorcraft.backends.mineflayer.backend import (
     MineflayerOptions,
     StartHandle,
     run_problems,
-    start_episode,
 )
 from mirrorcraft.backends.mineflayer.fakes import FakeBridge, result
 from mirrorcraft.backends.mineflayer.saves import PrepareError, load_manifest, prepare_saves
 from mirrorcraft.backends.mineflayer.server import ServerProcess, ServerSettings
-from mirrorcraft.backends.rulesets import vanilla_rules
 from mirrorcraft.cli import main
-from mirrorcraft.evaluator.tasks import get_task
 from mirrorcraft.faults import InfrastructureFault
-from tests.test_mineflayer_orchestration import FAKE, make_jar
+from tests.test_mineflayer_orchestration import FAKE, make_jar, start_diamond
 
 
 @pytest.fixture(scope="module")
@@ -106,14 +103,8 @@ def test_cancelling_a_start_kills_the_server_it_started(
 
     def start() -> None:
         try:
-            start_episode(
-                MineflayerOptions(saves=saves, command=FAKE, work_dir=tmp_path),
-                world="plains-1",
-                rules="vanilla",
-                task=get_task("diamond"),
-                vanilla=vanilla_rules(),
-                seed=1,
-                handle=handle,
+            start_diamond(
+                MineflayerOptions(saves=saves, command=FAKE, work_dir=tmp_path), handle=handle
             )
         except BaseException as exc:
             outcome.append(exc)
@@ -156,14 +147,7 @@ def test_closing_an_episode_kills_its_server_before_the_bridge(
 
     monkeypatch.setattr(backend_mod, "ServerProcess", Recorded)
     monkeypatch.setattr(backend_mod, "BridgeClient", lambda *a, **k: Hung())
-    episode = start_episode(
-        MineflayerOptions(saves=saves, command=FAKE, work_dir=tmp_path),
-        world="plains-1",
-        rules="vanilla",
-        task=get_task("diamond"),
-        vanilla=vanilla_rules(),
-        seed=1,
-    )
+    episode = start_diamond(MineflayerOptions(saves=saves, command=FAKE, work_dir=tmp_path))
     episode.close()
     assert seen == {"server alive": False, "copy there": False}
 
@@ -225,14 +209,7 @@ def test_a_save_that_cannot_be_copied_is_a_fault_that_says_where_and_why(
 
     def start(options: MineflayerOptions) -> InfrastructureFault:
         with pytest.raises(InfrastructureFault) as caught:
-            start_episode(
-                options,
-                world="plains-1",
-                rules="vanilla",
-                task=get_task("diamond"),
-                vanilla=vanilla_rules(),
-                seed=1,
-            )
+            start_diamond(options)
         return caught.value
 
     not_a_folder = tmp_path / "tmp-is-a-file"
@@ -274,14 +251,7 @@ def test_a_save_folder_that_is_gone_is_named_before_and_during_a_run(
         "it); prepare it again (--world plains-1)"
     ]
     with pytest.raises(InfrastructureFault, match="missing or incomplete") as caught:
-        start_episode(
-            options,
-            world="plains-1",
-            rules="vanilla",
-            task=get_task("diamond"),
-            vanilla=vanilla_rules(),
-            seed=1,
-        )
+        start_diamond(options)
     assert caught.value.kind == "config"
     spec = tmp_path / "spec.yaml"
     spec.write_text(

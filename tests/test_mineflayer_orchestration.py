@@ -37,6 +37,19 @@ from mirrorcraft.faults import InfrastructureFault
 FAKE = f"{shlex.quote(sys.executable)} -m mirrorcraft.backends.mineflayer.fake_server {{jar}}"
 
 
+def start_diamond(options: MineflayerOptions, **extra: Any) -> Any:
+    """``start_episode`` of the diamond task on plains-1 under vanilla rules, seed 1."""
+    return start_episode(
+        options,
+        world="plains-1",
+        rules="vanilla",
+        task=get_task("diamond"),
+        vanilla=vanilla_rules(),
+        seed=1,
+        **extra,
+    )
+
+
 def make_jar(path: Path, version: str = "1.19.2", data: int = 10) -> Path:
     doc = {
         "id": version,
@@ -409,14 +422,7 @@ def test_a_bridge_that_loses_the_server_is_a_fault(
 ) -> None:
     saves, _ = prepared
     options = MineflayerOptions(saves=saves, command=FAKE, work_dir=tmp_path)
-    episode = start_episode(
-        options,
-        world="plains-1",
-        rules="vanilla",
-        task=get_task("diamond"),
-        vanilla=vanilla_rules(),
-        seed=1,
-    )
+    episode = start_diamond(options)
     try:
         fake_bridge[0].broken_after = len(fake_bridge[0].calls)
         with pytest.raises(InfrastructureFault, match="disconnected"):

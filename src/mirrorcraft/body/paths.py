@@ -145,22 +145,25 @@ def _line_approach_py(
     tx, ty, tz = target
     walking = True
 
-    def solid(c: Pos) -> int | None:
-        """The id of a cell that needs digging, or None (the target, checked, outside, open)."""
+    def fresh(c: Pos) -> bool:
+        """Still to look at: not the target (never dug here), not checked, inside the world."""
         cx, cy, cz = c
-        if c == target or c in seen or not (0 <= cx < size and 0 <= cz < size):
-            return None
-        if not min_y <= cy < max_y:
-            return None
-        bid: int = grid.item(cx, cz, cy - min_y)
-        return None if bid in passable else bid
+        return (
+            c != target
+            and c not in seen
+            and 0 <= cx < size
+            and 0 <= cz < size
+            and min_y <= cy < max_y
+        )
 
     def cost(cells: tuple[Pos, Pos]) -> int:
         """Blocks a way through these cells digs (a large number if one cannot be)."""
         n = 0
         for c in cells:
-            bid = solid(c)
-            if bid is None:
+            if not fresh(c):
+                continue
+            bid: int = grid.item(c[0], c[2], c[1] - min_y)
+            if bid in passable:
                 continue
             ok = clearable.get(bid)
             if ok is None:
@@ -196,13 +199,10 @@ def _line_approach_py(
                 if y < py:
                     checks.append(cell)
         for c in checks:
-            if c == target or c in seen:
-                continue
-            cx, cy, cz = c
-            if not (0 <= cx < size and 0 <= cz < size and min_y <= cy < max_y):
+            if not fresh(c):
                 continue
             seen.add(c)
-            bid = grid.item(cx, cz, cy - min_y)
+            bid = grid.item(c[0], c[2], c[1] - min_y)
             if bid in passable:
                 continue
             ok = clearable.get(bid)
