@@ -235,9 +235,8 @@ async def run_episode(
     try:
         with agent_code():
             finished = agent.finish(obs)
-            if inspect.isawaitable(
-                finished
-            ):  # agents in another process say goodbye over the network
+            # agents in another process say goodbye over the network
+            if inspect.isawaitable(finished):
                 await finished
     except (InfrastructureFault, WorkerStopped):
         raise
