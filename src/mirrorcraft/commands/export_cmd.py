@@ -22,6 +22,7 @@ from typing import Any
 
 from mirrorcraft.commands.analyze_cmd import add_record_arguments
 from mirrorcraft.commands.common import UserError
+from mirrorcraft.report.spreadsheet import formula_safe
 from mirrorcraft.runner.records import EpisodeRecord, json_default
 
 FORMATS = ("jsonl", "csv", "parquet")
@@ -53,6 +54,9 @@ COLUMN_TYPES: dict[str, str] = {
 """Every column of a CSV or Parquet export and its type (``json``: JSON text). Nullable:
 ``cost_usd`` (unknown price) and ``call_budget`` (no cap); an empty CSV cell is a null."""
 COLUMNS = tuple(sorted(COLUMN_TYPES))
+_TEXT_COLUMNS = tuple(name for name in COLUMNS if COLUMN_TYPES[name] == _STR)
+"""The columns a CSV export guards against formulas (JSON text starts with ``{``, ``[`` or a
+digit, and numbers are written as numbers)."""
 PARQUET_BATCH = 5000
 """Rows per Parquet row group, so an export of any size is written in bounded memory."""
 
@@ -70,6 +74,12 @@ def add_parser(sub: Any) -> None:
         "--out",
         required=True,
         help="file to write (.jsonl, .csv or .parquet); an existing file is replaced",
+    )
+    p.add_argument(
+        "--csv-raw",
+        action="store_true",
+        help="CSV: write text exactly as stored; by default a text cell a spreadsheet would "
+        "run as a formula (starting =, +, -, @) gets a leading apostrophe",
     )
     add_record_arguments(p)
     p.set_defaults(handler=run)
@@ -178,11 +188,23 @@ def _write_jsonl(path: Path, records: Iterable[EpisodeRecord]) -> None:
             f.write(r.json_text() + "\n")
 
 
-def _write_csv(path: Path, records: Iterable[EpisodeRecord]) -> None:
-    with path.open("w", encoding="utf-8", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(_flat(r) for r in records)
+def _csv_writer(raw: bool) -> Callable[[Path, Iterable[EpisodeRecord]], None]:
+    """The CSV writer: text a spreadsheet would run as a formula is guarded unless ``raw``."""
+
+    def row(r: EpisodeRecord) -> dict[str, Any]:
+        flat = _flat(r)
+        if not raw:
+            for name in _TEXT_COLUMNS:
+                flat[name] = formula_safe(flat[name])
+        return flat
+
+    def write(path: Path, records: Iterable[EpisodeRecord]) -> None:
+        with path.open("w", encoding="utf-8", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=COLUMNS)
+            writer.writeheader()
+            writer.writerows(row(r) for r in records)
+
+    return write
 
 
 def _parquet_writer() -> Callable[[Path, Iterable[EpisodeRecord]], None]:
@@ -223,9 +245,11 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     args.format = export_format(out, args.format)
     _refuse_database(out)
+    if args.csv_raw and args.format != "csv":
+        raise UserError(f"--csv-raw is for CSV exports; this one is {args.format}")
     write: Callable[[Path, Iterable[EpisodeRecord]], None] = {
         "jsonl": _write_jsonl,
-        "csv": _write_csv,
+        "csv": _csv_writer(args.csv_raw),
     }.get(args.format) or _parquet_writer()
     records = _records(args)
     target = out.resolve() if out.is_symlink() else out  # a link keeps pointing at the export

@@ -14,6 +14,7 @@ from html import escape
 from typing import Any
 
 from mirrorcraft.analysis.estimates import ONE_EPISODE
+from mirrorcraft.report.spreadsheet import formula_safe
 
 MISSING = "–"
 
@@ -144,9 +145,9 @@ def render_markdown(table: Table) -> str:
 def render_csv(table: Table) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(table.columns)
+    writer.writerow([formula_safe(c) for c in table.columns])
     for row in table.rows:
-        writer.writerow(["" if c is None else c for c in row])
+        writer.writerow(["" if c is None else formula_safe(c) for c in row])
     return buf.getvalue()
 
 
