@@ -302,6 +302,27 @@ def test_nearby_drops_from_piles_equal_a_plain_count() -> None:
     assert ep.body.state.drops and picked > 0 and ep.body.state.drops_changed == picked
 
 
+def test_nearby_drops_read_by_section_equal_a_plain_count_across_section_edges() -> None:
+    """Piles are kept by 16-column section; the observation reads the sections its radius
+    touches: drops just inside and just outside the radius, in every neighbouring section
+    and far away, give what a scan of every drop gives, wherever the body stands."""
+    from mirrorcraft.world.state import GroundDrop
+
+    ep = episode("plains-1", budget=50)
+    state, rng = ep.body.state, random.Random(5)
+    for _ in range(3000):
+        pos = (rng.randrange(state.size), rng.randrange(-60, 120), rng.randrange(state.size))
+        state.drops.append(GroundDrop(rng.choice(["dirt", "stone", "sand"]), 1, pos, ()))
+    r = int(ep.body.config.drop_radius)
+    for spot in [(16, 70, 16), (15, 70, 31), (31 - r, 64, 32 + r), (r, 70, state.size - 1)]:
+        for dx, dz in ((r, 0), (0, -r), (r - 1, 1)):  # on and near the radius
+            state.drops.append(GroundDrop("gravel", 2, (spot[0] + dx, spot[1], spot[2] + dz), ()))
+        ep.body.pos = spot
+        got = [(n.id, n.distance, n.count) for n in ep.observe().nearby_drops]
+        assert got == _plain_nearby_drops(ep)
+        assert any(item == "gravel" for item, _d, _n in got)
+
+
 def test_a_cache_folder_others_may_write_is_not_used(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     folder = tmp_path / "shared"
     folder.mkdir(mode=0o777)

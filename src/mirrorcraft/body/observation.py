@@ -205,7 +205,8 @@ class ObservationBuilder:
         self._cache_key: tuple[Any, ...] | None = None
         self._cache: list[Nearby] = []
         self._census_at: tuple[tuple[int, int, int], int] | None = None
-        self._piles: dict[tuple[int, int, int], dict[str, int]] = {}
+        self._piles: dict[tuple[int, int], dict[tuple[int, int, int], dict[str, int]]] = {}
+        """Items on the ground: column section (x // 16, z // 16) -> position -> item -> count."""
         self._piles_at = (-1, 0)
         self._found: dict[int, int] = {}
         self._spares: dict[int, list[tuple[int, tuple[int, int, int]]]] = {}
@@ -321,14 +322,17 @@ class ObservationBuilder:
             self._ents_key = key
         return list(self._ents)
 
-    def _drop_piles(self) -> dict[tuple[int, int, int], dict[str, int]]:
-        """Items on the ground by position (drops pile up where the body stood), kept up to
-        date as drops are added; rebuilt when one was picked up."""
+    def _drop_piles(self) -> dict[tuple[int, int], dict[tuple[int, int, int], dict[str, int]]]:
+        """Items on the ground by column section and position (drops pile up where the body
+        stood), kept up to date as drops are added; rebuilt when one was picked up. By
+        section, so an observation reads the piles near the body, not every pile of the
+        episode (a full inventory leaves one on every spot it mines from)."""
         state = self.body.state
         if self._piles_at[0] != state.drops_changed or self._piles_at[1] > len(state.drops):
             self._piles, self._piles_at = {}, (state.drops_changed, 0)
         for d in state.drops[self._piles_at[1] :]:
-            pile = self._piles.setdefault(d.pos, {})
+            x, _y, z = d.pos
+            pile = self._piles.setdefault((x >> 4, z >> 4), {}).setdefault(d.pos, {})
             pile[d.item] = pile.get(d.item, 0) + d.count
         self._piles_at = (state.drops_changed, len(state.drops))
         return self._piles
@@ -343,12 +347,16 @@ class ObservationBuilder:
         dr2 = b.config.drop_radius**2
         drops: dict[str, list[int]] = {}
         drop_counts: dict[str, int] = {}
-        for (x, y, z), pile in self._drop_piles().items():
-            d2 = (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2
-            if d2 <= dr2:
-                for item, count in pile.items():
-                    drops.setdefault(item, []).append(d2)
-                    drop_counts[item] = drop_counts.get(item, 0) + count
+        sections = self._drop_piles()
+        reach = math.ceil(b.config.drop_radius)
+        for sx in range((px - reach) >> 4, ((px + reach) >> 4) + 1):
+            for sz in range((pz - reach) >> 4, ((pz + reach) >> 4) + 1):
+                for (x, y, z), pile in sections.get((sx, sz), {}).items():
+                    d2 = (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2
+                    if d2 <= dr2:
+                        for item, count in pile.items():
+                            drops.setdefault(item, []).append(d2)
+                            drop_counts[item] = drop_counts.get(item, 0) + count
         equipped = {"hand": b.hand[0] if b.hand else None}
         for slot in ("head", "chest", "legs", "feet"):
             equipped[slot] = b.armor[slot][0] if slot in b.armor else None
