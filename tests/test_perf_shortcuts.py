@@ -93,7 +93,8 @@ def _surface_the_long_way(
     can_clear: Callable[[str], bool],
     max_digs: int,
 ) -> Approach | Blocked | None:
-    """The surface approach as it was written first: the climb read cell by cell."""
+    """The surface approach as it was written first: the climb read cell by cell (with
+    blocks enough to pillar up the column)."""
     up: list[Pos] = []
     up_from: list[Pos] = []
     x, y, z = start
@@ -105,6 +106,17 @@ def _surface_the_long_way(
                 return Blocked(c, state.block(c))
             up.append(c)
             up_from.append((x, max(y, cy - 2), z))
+    ground = [
+        state.surface_y(x + dx, z + dz)
+        for dx, dz in ((1, 0), (-1, 0), (0, 1), (0, -1))
+        if 0 <= x + dx < state.size and 0 <= z + dz < state.size
+    ]
+    out_y = max([top + 1, *([min(ground)] if ground else [])])
+    pillars = tuple(
+        (sum(1 for f in up_from if f[1] <= fy), (x, fy, z))
+        for fy in range(y, out_y)
+        if state.in_bounds((x, fy, z)) and state.block((x, fy, z)) != "water"
+    )
     tx, _ty, tz = target
     above = (tx, state.surface_y(tx, tz) + 1, tz)
     if not state.in_bounds(above):
@@ -113,12 +125,13 @@ def _surface_the_long_way(
         for dx, dz in ((1, 0), (0, 1), (-1, 0), (0, -1)):
             nx, nz = tx + dx, tz + dz
             if 0 <= nx < state.size and 0 <= nz < state.size:
-                return Approach((nx, state.surface_y(nx, nz) + 1, nz), tuple(up), tuple(up_from))
+                stand = (nx, state.surface_y(nx, nz) + 1, nz)
+                return Approach(stand, tuple(up), tuple(up_from), pillars)
         return None
     down = _line_approach(state, above, target, reach, can_clear, max_digs - len(up))
     if isinstance(down, Blocked):
         return down
-    return Approach(down.stand, (*up, *down.digs), (*up_from, *down.froms))
+    return Approach(down.stand, (*up, *down.digs), (*up_from, *down.froms), pillars)
 
 
 def test_surface_approach_equals_the_cell_by_cell_climb() -> None:
@@ -134,7 +147,7 @@ def test_surface_approach_equals_the_cell_by_cell_climb() -> None:
         ty = rng.randint(state.min_y, state.surface_y(tx, tz) + 1)
         clear: Callable[[str], bool] = (lambda n: True) if i % 2 else (lambda n: n not in fussy)
         args = (state, (x, y, z), (tx, ty, tz), 4.5, clear, 1000)
-        got, want = _surface_approach(*args), _surface_the_long_way(*args)
+        got, want = _surface_approach(*args, 10**6), _surface_the_long_way(*args)
         assert got == want, (x, y, z, tx, ty, tz)
         blocked_some += isinstance(got, Blocked)
         climbed += isinstance(got, Approach) and bool(got.digs) and got.digs[0][:1] == (x,)
@@ -245,20 +258,29 @@ def test_census_equals_a_brute_force_scan() -> None:
         assert got == want, f"census differs after step {step}"
 
 
-def _plan_the_long_way(state, start, target, reach, can_clear, max_digs):  # type: ignore[no-untyped-def]
+def _plan_the_long_way(state, start, target, reach, can_clear, max_digs, blocks):  # type: ignore[no-untyped-def]
     """``plan_approach`` with the way over the surface always searched to the full cap."""
     direct = _line_approach(state, start, target, reach, can_clear, max_digs)
+    short = 0
+    if isinstance(direct, Approach):
+        pillars = paths._line_pillars(state, start, target, direct)
+        short = len(pillars) if len(pillars) > blocks else 0
+        direct = Approach(direct.stand, direct.digs, direct.froms, pillars)
     climbs = target[1] - start[1] > reach
-    holds = isinstance(direct, Approach) and (
-        not climbs or paths._keeps_reach(state, direct, target, reach)
+    holds = (
+        isinstance(direct, Approach)
+        and not short
+        and (not climbs or paths._keeps_reach(state, direct, target, reach))
     )
     if isinstance(direct, Approach) and holds and not direct.digs:
         return direct
-    around = _surface_approach(state, start, target, reach, can_clear, max_digs)
+    around = _surface_approach(state, start, target, reach, can_clear, max_digs, blocks)
     if isinstance(around, Approach) and (
         isinstance(direct, Blocked) or not holds or len(around.digs) < len(direct.digs)
     ):
         return around
+    if short:
+        return Blocked(start, state.block(start), needs_blocks=short)
     return direct
 
 
@@ -275,7 +297,7 @@ def test_capped_surface_search_makes_the_same_plans() -> None:
         ty = rng.randint(state.surface_y(tx, tz) - 14, state.surface_y(tx, tz) + 1)
         cap = rng.choice([1000, 12, 3])
         clear: Callable[[str], bool] = (lambda n: True) if i % 3 else (lambda n: n != "stone")
-        args = (state, (x, y, z), (tx, ty, tz), 4.5, clear, cap)
+        args = (state, (x, y, z), (tx, ty, tz), 4.5, clear, cap, rng.choice([0, 3, 1000]))
         got, want = paths.plan_approach(*args), _plan_the_long_way(*args)
         assert got == want, args[1:3]
         kinds.add(type(got).__name__ + ("-dug" if getattr(got, "digs", ()) else ""))

@@ -124,6 +124,11 @@ class Body:
         """Tools that broke in the current skill call (its result reports them)."""
         self.dug = 0
         """Blocks dug on the way to targets in the current skill call."""
+        self.pillared: dict[str, int] = {}
+        """Disposable blocks placed under the feet on the ways of the current skill call."""
+        self.keep: dict[str, int] = {}
+        """Items the current skill call will use once it gets there (a craft's grid, a
+        smelt's input): its ways never pillar with them."""
         self.aliases = {name: self._expand(target) for name, target in config.aliases.items()}
         for item, count in (start_inventory or {}).items():
             self.inventory.add(ItemStack(item, count))
@@ -371,7 +376,25 @@ class Body:
             self.config.reach if reach is None else reach,
             self._clearable(),
             PLAN_DIG_CAP,
+            self.disposable_count(),
         )
+
+    def _spare(self, block: str) -> int:
+        return self.inventory.total(block) - self.keep.get(block, 0)
+
+    def disposable_count(self) -> int:
+        """Owned blocks the body may pillar with (``disposable_blocks`` in body.yaml), less
+        those the current call will use (``keep``)."""
+        return sum(max(0, self._spare(b)) for b in self.config.disposable_blocks)
+
+    def _pillar(self, cell: Pos) -> None:
+        """Place one disposable block (the first spare, in the configured order) at ``cell``."""
+        for block in self.config.disposable_blocks:
+            if self._spare(block) > 0 and block in self.state.loaded.world.palette.ids:
+                self.spend(block, 1)
+                self.state.place_block(cell, block)
+                self.pillared[block] = self.pillared.get(block, 0) + 1
+                return
 
     def _clearable(self) -> Clearable:
         """``can_clear`` with its answers kept by block id, for the owned tools of now."""
@@ -396,7 +419,11 @@ class Body:
         broken = len(self.broken)
         state = self.state
         names = state.loaded.world.palette.names
+        pillars, placed = plan.pillars, 0
         for i, cell in enumerate(plan.digs):
+            while placed < len(pillars) and pillars[placed][0] <= i:
+                self._pillar(pillars[placed][1])  # climbed a level: a block under the feet
+                placed += 1
             bid = state.block_id(cell)
             if bid in state.passable_ids:
                 continue
@@ -411,6 +438,8 @@ class Body:
                 return Walked(drops, stop)
             drops.extend(self.break_block(cell, sub=f"{sub}/path{i}", needed=False))
             self.dug += 1
+        for _k, cell in pillars[placed:]:
+            self._pillar(cell)
         self.pos = settle(self.state, plan.stand)
         return Walked(drops)
 
@@ -469,17 +498,24 @@ class Body:
     def execute(self, action: Action, handlers: Mapping[str, Handler]) -> ActionResult:
         before = self.inventory.totals()
         self.signature = action_signature(action)
-        self.broken, self.dug = [], 0
+        self.broken, self.dug, self.pillared, self.keep = [], 0, {}, {}
         result = handlers[action.skill](self, action.args)
         after = self.inventory.totals()
         change = delta(before, after)
         broken = list(self.broken)
-        if dict(result.inventory_delta) != change or broken:
+        pillared = self.pillared
+        if dict(result.inventory_delta) != change or broken or pillared:
             message, details = result.message, dict(result.details)
             if broken:
                 # What a player sees: the tool breaking, and it is gone from the hotbar.
                 details["tools_broken"] = broken
                 message += "; " + ", ".join(f"the {t} broke" for t in broken)
+            if pillared:
+                # Blocks placed under the feet to climb on the way: in the inventory change,
+                # not in ``consumed`` (what the skill itself used: a recipe's inputs).
+                details["pillared"] = dict(sorted(pillared.items()))
+                n = sum(pillared.values())
+                message += f"; placed {n} block{'s' if n > 1 else ''} underfoot to climb"
             result = ActionResult(
                 result.skill,
                 result.args,

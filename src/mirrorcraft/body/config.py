@@ -35,7 +35,7 @@ class BodyConfig(BaseModel):
     needs_support: frozenset[str] = frozenset()
 
 
-SIMULATOR_VERSION = 3
+SIMULATOR_VERSION = 4
 """The embedded simulator's behaviour version. Raise it with any change that alters an
 episode's result on the simulator (what a skill does, digs, drops, wears or observes): it is
 part of each record's ``body_fingerprint``, so a results folder refuses to resume, and the

@@ -51,6 +51,9 @@ class Approach:
     """Blocks to break on the way, in order."""
     froms: tuple[Pos, ...] = ()
     """Where the body stands (feet) when it breaks each of ``digs``."""
+    pillars: tuple[tuple[int, Pos], ...] = ()
+    """Where the way climbs straight up, a block is placed under the feet (pillaring): each
+    cell to fill, with how many of ``digs`` are dug before it is placed."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,9 @@ class Blocked:
     at: Pos
     block: str
     too_far: bool = False
+    needs_blocks: int = 0
+    """A way exists only by climbing straight up this many blocks, and the body owns fewer
+    disposable blocks to pillar with (``at`` and ``block``: the body's feet and block)."""
 
 
 class Clearable:
@@ -223,6 +229,112 @@ UNCLEARABLE = 1_000
 """A side cell owned tools cannot clear, in a diagonal step's choice of side."""
 
 
+def _line_pillars(
+    state: WorldState, start: Pos, target: Pos, plan: Approach
+) -> tuple[tuple[int, Pos], ...]:
+    """The blocks a straight way places under the feet: one for every step that rises in
+    the body's own column (a player cannot jump higher than one block without standing on
+    something), each with the number of the way's digs dug before it (those dug from where
+    the body stood until then)."""
+    if plan.stand[1] <= start[1]:  # a straight line never rises after it falls
+        return ()
+    seq: list[Pos] = []
+    for c in line_cells(start, target):
+        seq.append(c)
+        if c == plan.stand:
+            break
+    order = {c: i for i, c in enumerate(seq)}
+    at = [order.get(f, 0) for f in plan.froms]
+    water = state.loaded.world.palette.ids.get("water", -1)
+    out: list[tuple[int, Pos]] = []
+    for i in range(1, len(seq)):
+        p, c = seq[i - 1], seq[i]
+        if c[0] == p[0] and c[2] == p[2] and c[1] > p[1] and state.block_id(p) != water:
+            out.append((sum(1 for a in at if a < i), p))
+    return tuple(out)
+
+
+def _climb_out(
+    state: WorldState,
+    start: Pos,
+    can_clear: Callable[[str], bool],
+    max_digs: int,
+    blocks: int,
+) -> Approach | Blocked | None:
+    """From ``start`` up to where the body can step out over the terrain: above the ground
+    of its own column (digging up to the sky if underground), and as high as the lowest
+    ground next to it less the one block a jump climbs (out of a pit or a shaft). Straight
+    up its column, pillaring (one disposable block a level), or, with fewer than ``blocks``
+    levels, up a staircase of one step a block sideways (as ``ascend`` with height 0 digs
+    it). None if neither gets out. ``stand`` is where it steps out from."""
+    x, y, z = start
+    if not (0 <= x < state.size and 0 <= z < state.size):
+        return Approach(start, ())
+    top = state.surface_y(x, z)
+    up: list[Pos] = []
+    up_from: list[Pos] = []
+    # The solid cells of the column between the body and the sky, read in one slice.
+    lo, hi = max(y + 1, state.min_y), min(top + 2, state.max_y)
+    if hi > lo:
+        column = state.grid[x, z, lo - state.min_y : hi - state.min_y]
+        names = state.loaded.world.palette.names
+        ids = column.tolist()
+        for i in np.flatnonzero(state.solid_lut[column]).tolist():
+            cy = lo + i
+            c = (x, cy, z)
+            name = names[ids[i]]
+            if not can_clear(name):
+                return Blocked(c, name)
+            up.append(c)
+            up_from.append((x, max(y, cy - 2), z))
+    ground = [
+        state.surface_y(nx, nz)
+        for nx, nz in ((x + 1, z), (x - 1, z), (x, z + 1), (x, z - 1))
+        if 0 <= nx < state.size and 0 <= nz < state.size
+    ]
+    out_y = min(max(top + 1, min(ground, default=top + 1)), state.max_y - 1)
+    if out_y <= y:
+        return Approach(start, tuple(up), tuple(up_from))
+    water = state.loaded.world.palette.ids.get("water", -1)
+    pillars: list[tuple[int, Pos]] = []
+    for fy in range(max(y, state.min_y), out_y):
+        if state.block_id((x, fy, z)) != water:  # the body swims up through water
+            pillars.append((sum(1 for f in up_from if f[1] <= fy), (x, fy, z)))
+    if len(pillars) <= blocks:
+        return Approach((x, out_y, z), tuple(up), tuple(up_from), tuple(pillars))
+    return _staircase(state, start, out_y, can_clear, max_digs)
+
+
+def _staircase(
+    state: WorldState, start: Pos, out_y: int, can_clear: Callable[[str], bool], max_digs: int
+) -> Approach | None:
+    """A staircase from ``start`` at 45 degrees along x (each step up is a jump beside the
+    last, never a pillar) to the open air over the ground, at least ``out_y`` high."""
+    x, y, z = start
+    rise = out_y - y
+    d = 1 if x + rise + 1 < state.size else -1
+    for _ in range(4):  # where the ground is higher, the stairs go on up to it
+        ex = x + d * rise
+        if not 0 <= ex < state.size:
+            return None
+        need = state.surface_y(ex, z) + 1
+        if need <= y + rise:
+            break
+        rise = need - y
+    else:
+        return None
+    exit_ = (x + d * rise, y + rise, z)
+    if not 0 <= exit_[0] < state.size or exit_[1] >= state.max_y:
+        return None
+    # A 45-degree line ends one step short of its target, which is never dug: aim one
+    # step beyond the exit.
+    beyond = (exit_[0] + d, exit_[1] + 1, z)
+    stair = _line_approach(state, start, beyond, 0.0, can_clear, max_digs)
+    if isinstance(stair, Blocked) or stair.stand != exit_:
+        return None
+    return stair
+
+
 def _surface_approach(
     state: WorldState,
     start: Pos,
@@ -230,27 +342,14 @@ def _surface_approach(
     reach: float,
     can_clear: Callable[[str], bool],
     max_digs: int,
+    blocks: int = 0,
 ) -> Approach | Blocked | None:
-    """Climb to the open sky if underground, walk over the terrain, then dig down to the target."""
-    up: list[Pos] = []
-    up_from: list[Pos] = []
-    x, y, z = start
-    top = state.surface_y(x, z)
-    if 0 <= x < state.size and 0 <= z < state.size:
-        # The solid cells of the column between the body and the sky, read in one slice.
-        lo, hi = max(y + 1, state.min_y), min(top + 2, state.max_y)
-        if hi > lo:
-            column = state.grid[x, z, lo - state.min_y : hi - state.min_y]
-            names = state.loaded.world.palette.names
-            ids = column.tolist()
-            for i in np.flatnonzero(state.solid_lut[column]).tolist():
-                cy = lo + i
-                c = (x, cy, z)
-                name = names[ids[i]]
-                if not can_clear(name):
-                    return Blocked(c, name)
-                up.append(c)
-                up_from.append((x, max(y, cy - 2), z))
+    """Climb to the open sky if underground (``_climb_out``, with ``blocks`` disposable
+    blocks to pillar with), walk over the terrain, then dig down to the target."""
+    out = _climb_out(state, start, can_clear, max_digs, blocks)
+    if not isinstance(out, Approach):
+        return out
+    up, up_from, pillars = out.digs, out.froms, out.pillars
     tx, _ty, tz = target
     above = (tx, state.surface_y(tx, tz) + 1, tz)
     if not state.in_bounds(above):
@@ -259,12 +358,13 @@ def _surface_approach(
         for dx, dz in ((1, 0), (0, 1), (-1, 0), (0, -1)):
             nx, nz = tx + dx, tz + dz
             if 0 <= nx < state.size and 0 <= nz < state.size:
-                return Approach((nx, state.surface_y(nx, nz) + 1, nz), tuple(up), tuple(up_from))
+                stand = (nx, state.surface_y(nx, nz) + 1, nz)
+                return Approach(stand, up, up_from, pillars)
         return None
     down = _line_approach(state, above, target, reach, can_clear, max_digs - len(up))
     if isinstance(down, Blocked):
         return down
-    return Approach(down.stand, (*up, *down.digs), (*up_from, *down.froms))
+    return Approach(down.stand, (*up, *down.digs), (*up_from, *down.froms), pillars)
 
 
 def plan_approach(
@@ -274,6 +374,7 @@ def plan_approach(
     reach: float,
     can_clear: Callable[[str], bool],
     max_digs: int,
+    blocks: int = 0,
 ) -> Approach | Blocked:
     """A way to get within ``reach`` of ``target``, digging only what owned tools can clear.
 
@@ -281,15 +382,27 @@ def plan_approach(
     two blocks tall: every cell it steps into and the one above must be free or
     clearable; air, water and plants need no digging), and the way over the surface
     (climb to the open sky if underground, walk over the terrain to the target's
-    column, dig down to it). The one that digs fewer blocks wins, the straight line
-    on ties, unless the straight line climbs to a target overhead and would leave the
-    body falling back out of reach (then the way over the surface is taken when there
-    is one). The target itself is never dug here.
+    column, dig down to it). Where a way rises straight up, the body pillars: one of its
+    ``blocks`` disposable blocks under its feet a level (``Approach.pillars``); a way
+    that needs more than it owns is not taken (the way over the surface climbs a
+    staircase instead, when it can). The one that digs fewer blocks wins, the straight
+    line on ties, unless the straight line climbs to a target overhead and would leave
+    the body falling back out of reach (then the way over the surface is taken when
+    there is one). The target itself is never dug here.
     """
     direct = _line_approach(state, start, target, reach, can_clear, max_digs)
+    short = 0  # blocks the straight way needs to pillar and the body does not own
+    if isinstance(direct, Approach):
+        pillars = _line_pillars(state, start, target, direct)
+        if pillars:
+            if len(pillars) > blocks:
+                short = len(pillars)
+            direct = Approach(direct.stand, direct.digs, direct.froms, pillars)
     climbs = target[1] - start[1] > reach
-    holds = isinstance(direct, Approach) and (
-        not climbs or _keeps_reach(state, direct, target, reach)
+    holds = (
+        isinstance(direct, Approach)
+        and not short
+        and (not climbs or _keeps_reach(state, direct, target, reach))
     )
     if isinstance(direct, Approach) and holds and not direct.digs:
         return direct
@@ -298,11 +411,13 @@ def plan_approach(
     cap = (
         min(max_digs, len(direct.digs) - 1) if isinstance(direct, Approach) and holds else max_digs
     )
-    around = _surface_approach(state, start, target, reach, can_clear, cap)
+    around = _surface_approach(state, start, target, reach, can_clear, cap, blocks)
     if isinstance(around, Approach) and (
         isinstance(direct, Blocked) or not holds or len(around.digs) < len(direct.digs)
     ):
         return around
+    if short:
+        return Blocked(start, state.block(start), needs_blocks=short)
     return direct
 
 
@@ -310,14 +425,17 @@ def _keeps_reach(state: WorldState, plan: Approach, target: Pos, reach: float) -
     """Whether the body, once the way is dug and it falls to the ground, is still in reach.
 
     A straight line that climbs steeply (up a shaft towards a block overhead) ends in the
-    air; the body would fall back down out of reach.
+    air, and the body falls back down out of reach unless it pillared up.
     """
     x, y, z = plan.stand
     dug = set(plan.digs)
+    placed = {c for _k, c in plan.pillars}
     passable = state.passable_ids
     water = state.loaded.world.palette.ids.get("water", -1)
-    while y - 1 >= state.min_y and (
-        (x, y - 1, z) in dug or state.block_id((x, y - 1, z)) in passable
+    while (
+        y - 1 >= state.min_y
+        and (x, y - 1, z) not in placed
+        and ((x, y - 1, z) in dug or state.block_id((x, y - 1, z)) in passable)
     ):
         if state.block_id((x, y, z)) == water:
             break

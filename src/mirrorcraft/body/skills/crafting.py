@@ -58,6 +58,7 @@ def craft_grid(body: Body, args: Mapping[str, Any]) -> ActionResult:
                 item=item,
             )
     if station == "crafting_table":
+        body.keep = need  # the way to the table never pillars with the grid's blocks
         _pos, problem = find_station(body, "crafting_table", "craft_grid", args)
         if problem is not None:
             return problem
@@ -154,6 +155,7 @@ def smelt(body: Body, args: Mapping[str, Any]) -> ActionResult:
             f"smelting {count} {item} needs {count}; {have} owned",
             item=item,
         )
+    body.keep = {item: count}  # the way to the furnace never pillars with what it smelts
     pos, problem = find_station(body, station, "smelt", args)
     if problem is not None:
         return problem

@@ -11,7 +11,7 @@ from mirrorcraft.body.blockstate import is_two_high
 from mirrorcraft.body.body import ARMOR_SLOTS, Body
 from mirrorcraft.body.paths import Blocked
 from mirrorcraft.body.results import ActionResult, failure
-from mirrorcraft.body.skills.mining import stopped_result
+from mirrorcraft.body.skills.mining import blocked_result, stopped_result
 from mirrorcraft.body.wear import copies
 from mirrorcraft.world.index import Pos
 from mirrorcraft.world.state import StationState
@@ -155,9 +155,12 @@ def find_station(
     if not hits:
         reason = r.NEEDS_TABLE if block == "crafting_table" else r.NEEDS_STATION
         return body.pos, failure(skill, args, reason, f"no placed {block} nearby")
+    short: Blocked | None = None
     for hit in hits:
         plan = body.approach(hit.pos)
         if isinstance(plan, Blocked):
+            if plan.needs_blocks and short is None:
+                short = plan
             continue
         walked = body.walk(plan, sub=f"station{hit.pos}")
         body.gain(walked.drops)
@@ -167,6 +170,8 @@ def find_station(
                 cut = replace(cut, reason=r.STATION_UNREACHABLE)
             return hit.pos, cut
         return hit.pos, None
+    if short is not None:  # reachable only by pillaring, with too few blocks
+        return hits[0].pos, blocked_result(skill, args, f"the {block}", short)
     return hits[0].pos, failure(
         skill,
         args,

@@ -22,6 +22,15 @@ def unknown_block(body: Body, skill: str, args: Mapping[str, Any], name: str) ->
 def blocked_result(
     skill: str, args: Mapping[str, Any], target: str, blocked: Blocked
 ) -> ActionResult:
+    if blocked.needs_blocks:
+        return failure(
+            skill,
+            args,
+            r.MISSING_ITEM,
+            f"the way to {target} climbs {blocked.needs_blocks} blocks straight up: pillaring "
+            f"needs as many disposable blocks (such as dirt or cobblestone), and fewer are owned",
+            needs_blocks=blocked.needs_blocks,
+        )
     if blocked.too_far:
         return failure(
             skill,
