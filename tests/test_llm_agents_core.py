@@ -95,6 +95,27 @@ def test_reflexion_limits_lessons_reviews_and_retention() -> None:
     assert all(record.actions_used - les.created < LESSON_TTL + 1 for les in agent.lessons)
 
 
+def test_reflexion_reviews_a_changed_smelt_and_each_contradiction_once() -> None:
+    """M01 smelts raw iron into nuggets: conflicting evidence as much as a changed craft. The
+    same changed recipe used again is not reviewed again (it used to take four of the six
+    reviews of an M01 Enchantment episode, re-reviewing two planks from a log)."""
+    _record, _steps, client, _agent = episode(ReflexionAgent, "M01", "enchantment")
+    conflicts = [
+        m.extra["evidence"]
+        for _msgs, m in client.calls
+        if m is not None
+        and m.purpose == "reflect"
+        and m.extra["evidence"]["trigger"] == "conflicting_evidence"
+    ]
+    smelts = [e for e in conflicts if e["action"]["skill"] == "smelt"]
+    assert smelts and smelts[0]["observed_output"] == {
+        "iron_nugget": 3 * smelts[0]["action"]["args"]["count"]
+    }
+    crafts = [json.dumps(e, sort_keys=True) for e in conflicts if e not in smelts]
+    assert crafts and len(crafts) == len(set(crafts))
+    assert len(smelts) == 1  # the same per-unit output whatever the count
+
+
 def test_an_unparseable_reply_gets_one_repair_call() -> None:
     planner = PlannerPolicy(vanilla_rules())
     seen: list[str] = []

@@ -4,7 +4,11 @@ A deterministic evaluator watches the episode and supplies fixed evidence when a
 review is due: the same action failed twice in a row (repeated failure), an
 action's output contradicted the vanilla hypothesis the agent was shown
 (conflicting evidence), the Score did not rise for ``stall_window`` actions
-(stalled progress), or every ``review_every`` actions (scheduled review). A
+(stalled progress), or every ``review_every`` actions (scheduled review). A craft is
+compared with the vanilla recipe for its grid, a smelt with the vanilla cooking recipe
+for its input (per unit consumed); each distinct contradiction (the same action with the
+same output) is reviewed once, so a changed recipe the agent keeps using does not spend
+the review allowance again and again. A
 reflector call turns the evidence into a lesson. At most 6 reviews happen per
 episode, at most 3 lessons are active, and each lesson expires 16 actions after
 it was written.
@@ -48,6 +52,8 @@ class ReflexionAgent(ReActAgent):
         self.reviews = 0
         self.last_review_step = 0
         self.reviewed_at: set[int] = set()
+        self.contradictions: set[str] = set()
+        """The contradictions already reviewed (action and output, as JSON)."""
 
     # -- the deterministic evaluator ------------------------------------------------------
     def evidence(self, obs: Observation) -> dict[str, Any] | None:
@@ -68,11 +74,13 @@ class ReflexionAgent(ReActAgent):
                 "message": last.result.message,
                 "times": self.history.repeat_count(),
             }
-        if (
-            last.result.ok
-            and last.result.skill in ("craft_grid", "smelt")
-            and self._contradicts(last.action, dict(last.result.produced))
-        ):
+        conflict = (
+            self._contradiction(last.action, dict(last.result.produced), dict(last.result.consumed))
+            if last.result.ok and last.result.skill in ("craft_grid", "smelt")
+            else None
+        )
+        if conflict is not None and conflict not in self.contradictions:
+            self.contradictions.add(conflict)
             return {
                 "trigger": "conflicting_evidence",
                 "action": last.action,
@@ -96,18 +104,40 @@ class ReflexionAgent(ReActAgent):
             }
         return None
 
-    def _contradicts(self, action: Any, produced: dict[str, int]) -> bool:
-        """Did a craft give something other than what the vanilla hypothesis for its grid says?"""
-        if not isinstance(action, dict) or action.get("skill") != "craft_grid":
-            return False
-        grid = action.get("args", {}).get("grid")
-        station = action.get("args", {}).get("station")
+    def _contradiction(
+        self, action: Any, produced: dict[str, int], consumed: dict[str, int]
+    ) -> str | None:
+        """What a craft or smelt showed that its vanilla recipe does not give, as a key that is
+        the same each time the same input gives the same output (None: no contradiction).
+
+        A craft is compared with the vanilla recipe for its grid; a smelt with the vanilla
+        cooking recipe's output for each unit it consumed."""
+        if not isinstance(action, dict) or not isinstance(action.get("args"), dict):
+            return None
+        args = action["args"]
+        if action.get("skill") == "smelt":
+            item, station = str(args.get("input")), str(args.get("station", "furnace"))
+            recipe = self.vanilla.cooking(item, station)
+            try:  # the input may also have been burnt as fuel: at most ``count`` were smelted
+                units = min(consumed.get(item, 0), int(args.get("count", 1)))
+            except (TypeError, ValueError):
+                return None
+            if recipe is None or units <= 0 or produced == {recipe.result: recipe.count * units}:
+                return None
+            per_unit = {k: v / units for k, v in sorted(produced.items())}
+            return json.dumps(["smelt", item, station, per_unit])
+        if action.get("skill") != "craft_grid":
+            return None
+        grid = args.get("grid")
+        station = args.get("station")
         try:
             cells = tuple(tuple(c for c in row) for row in grid)
             expected = self.vanilla.craft(cells, str(station))
         except (TypeError, KeyError, ValueError):
-            return False
-        return expected is not None and produced != {expected.item: expected.count}
+            return None
+        if expected is None or produced == {expected.item: expected.count}:
+            return None
+        return json.dumps(["craft_grid", cells, str(station), sorted(produced.items())])
 
     # -- the reflector --------------------------------------------------------------------
     async def reflect(self, obs: Observation, evidence: dict[str, Any]) -> None:
