@@ -145,3 +145,33 @@ def test_a_hanging_endpoint_meets_the_episode_time_limit(tmp_path: Path) -> None
     assert done.returncode == 1, done.stderr
     ((_, kind, message),) = faults(db)
     assert kind == "timeout" and "wall-clock limit of 0.5 s" in message
+
+
+def test_a_model_that_never_gives_a_usable_action_is_named_at_the_end_of_the_run(
+    tmp_path: Path,
+) -> None:
+    """Prose (or empty) replies end every episode before its first action: stored as the
+    paper's no_action outcome, Score 0, with a closing note saying why, not a silent row of
+    zeros."""
+    prose = "I would like to mine some wood first."
+    for name, reply in (("prose", prose), ("empty", "")):
+        out = tmp_path / name
+        with FakeOpenAIServer(default=Reply(reply)) as server:
+            server.script(Reply(WAIT))  # the preflight
+            spec = llm_spec(server.base_url, rules=["vanilla", "M04"], repetitions=1)
+            done = cli(write_spec(tmp_path / f"{name}.yaml", spec), out)
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+        records = ok_records(out / "results.sqlite")
+        assert len(records) == 2 and all(
+            r["termination"] == "no_action"
+            and r["actions_used"] == 0
+            and r["unusable_replies"] == 2
+            for r in records.values()
+        )
+        assert "(2 of 2 of react with fake-model)" in done.stdout
+        assert "could not be used as actions" in done.stdout
+    with FakeOpenAIServer(default=Reply(WAIT)) as server:
+        spec = llm_spec(server.base_url, rules=["vanilla"], repetitions=1)
+        done = cli(write_spec(tmp_path / "fine.yaml", spec), tmp_path / "fine")
+    assert done.returncode == 0 and "could not be used as actions" not in done.stdout

@@ -22,6 +22,7 @@ from mirrorcraft.commands.common import (
 from mirrorcraft.commands.run_guards import (
     check_resume,
     locked,
+    no_action_note,
     not_finished_message,
     preflight,
     preflight_remote,
@@ -383,6 +384,9 @@ def _run_locked(
     # One reading of the results serves the headline tables and the report.
     loaded, summary = _summary(out / "results.sqlite", spec)
     print(_headline(summary))
+    stopped = no_action_note(loaded.records)
+    if stopped:
+        print(stopped)
     if faults:
         print(faults)
     if failed:

@@ -173,3 +173,30 @@ def not_finished_message(missing: int, dispatchers: Sequence[Dispatcher]) -> str
     ]
     lines += [f"  {why}" for why in reasons if why.startswith("configuration error")]
     return "\n".join(lines)
+
+
+def no_action_note(records: Iterable[object]) -> str | None:
+    """A closing note when episodes ended before their first action because the model's
+    replies could not be used as actions (termination ``no_action``, ``unusable_replies``):
+    they are scored as real outcomes (Score 0), which for a model that never follows the reply
+    format is a misconfiguration, not a measurement; None when there are none."""
+    stopped: dict[tuple[str, str], list[int]] = {}
+    for r in records:
+        key = (str(getattr(r, "agent", "")), str(getattr(r, "model", "")))
+        counts = stopped.setdefault(key, [0, 0])
+        counts[1] += 1
+        if (
+            getattr(r, "termination", "") == "no_action"
+            and getattr(r, "actions_used", 1) == 0
+            and (getattr(r, "unusable_replies", 0) or 0) > 0
+        ):
+            counts[0] += 1
+    parts = [f"{n} of {total} of {a} with {m}" for (a, m), (n, total) in stopped.items() if n]
+    if not parts:
+        return None
+    return (
+        "note: episodes ended before their first action because the model's replies could not "
+        f"be used as actions, even after the repair call ({'; '.join(parts)}); they count as "
+        "Score 0. Check that the model answers in the configuration's JSON reply format "
+        "(the report's usage table counts unusable replies)"
+    )
