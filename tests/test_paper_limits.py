@@ -194,3 +194,33 @@ def test_reflexion_review_triggers() -> None:
         "scheduled_review",
     ):
         assert f'"trigger": "{trigger}"' in text
+
+
+OUR_SETTINGS = [
+    # (module, attribute path, value): the settings docs/agents.md lists as our own choices
+    ("mirrorcraft.agents.llm.reflexion", "ReflexionAgent.stall_window", 10),
+    ("mirrorcraft.agents.llm.reflexion", "ReflexionAgent.review_every", 20),
+    ("mirrorcraft.agents.llm.xenon", "FRONTIER_SHOWN", 6),
+    ("mirrorcraft.agents.llm.adam", "PLAN_LIMIT", 8),
+    ("mirrorcraft.agents.llm.adam", "PLAN_EVERY", 10),
+    ("mirrorcraft.agents.llm.adam", "DISCOVER_EVERY", 8),
+    ("mirrorcraft.agents.llm.adam", "STALL_WINDOW", 3),
+    ("mirrorcraft.agents.llm.adam", "MEMORY_SHOWN", 8),
+]
+
+
+@pytest.mark.parametrize(("module", "path", "value"), OUR_SETTINGS)
+def test_settings_not_in_the_paper_are_documented_with_their_values(
+    module: str, path: str, value: int
+) -> None:
+    found: object = importlib.import_module(module)
+    for part in path.split("."):
+        found = getattr(found, part)
+    assert found == value
+    docs = (TESTS.parent / "docs" / "agents.md").read_text(encoding="utf-8")
+    row = next(
+        line
+        for line in docs.splitlines()
+        if f"`{module.rsplit('.', 1)[1]}.{path.split('.')[-1]}`" in line or f"`{path}`" in line
+    )
+    assert str(value) in row
