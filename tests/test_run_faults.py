@@ -175,3 +175,40 @@ def test_a_model_that_never_gives_a_usable_action_is_named_at_the_end_of_the_run
         spec = llm_spec(server.base_url, rules=["vanilla"], repetitions=1)
         done = cli(write_spec(tmp_path / "fine.yaml", spec), tmp_path / "fine")
     assert done.returncode == 0 and "could not be used as actions" not in done.stdout
+
+
+def test_the_fake_endpoint_command_line_breaks_mid_run_as_told(tmp_path: Path) -> None:
+    """``fakeserver --after N --drop`` (or ``--malformed``) answers N requests, then fails:
+    a run meets a server dying mid-run; what finished before stays stored, the rest is left
+    for a rerun, and nothing is half-written."""
+    import subprocess
+    import sys
+
+    from tests.runcli import command, env
+
+    for fault in ("--drop", "--malformed"):
+        out = tmp_path / fault.strip("-")
+        # the spec names the endpoint as {url}; the runner below puts the served one in
+        spec = write_spec(tmp_path / "spec.yaml", llm_spec("{url}", repetitions=1, budget=3))
+        runner = tmp_path / "run_with_url.py"
+        runner.write_text(
+            "import pathlib, subprocess, sys\n"
+            "spec = pathlib.Path(sys.argv[2])\n"
+            "spec.write_text(spec.read_text().replace('{url}', sys.argv[1]))\n"
+            "sys.exit(subprocess.run(sys.argv[3:]).returncode)\n"
+        )
+        # the preflight, then one episode of three calls, then the fault
+        args = [sys.executable, "-m", "mirrorcraft.llm.fakeserver", "--reply", WAIT]
+        args += [fault, "--after", "4", "--", sys.executable, str(runner), "{url}", str(spec)]
+        args += [*command(spec, out, "--concurrency", "1")]
+        done = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env())
+        assert done.returncode == 1, done.stderr
+        assert "Traceback" not in done.stderr
+        db = out / "results.sqlite"
+        finished = ok_records(db)
+        assert len(finished) == 1
+        counts = step_counts(db)
+        assert all(counts[e] == r["actions_used"] == 3 for e, r in finished.items())
+        kinds = {k for _, k, _ in faults(db)}
+        assert kinds == ({"connection"} if fault == "--drop" else {"server"})
+        assert "rerun the same command" in done.stdout

@@ -17,7 +17,8 @@ standard library is used; each request is handled in its own thread.
         client = OpenAIClient(OpenAISettings(model="m", base_url=server.base_url))
 
 ``python -m mirrorcraft.llm.fakeserver --help`` serves one from the command line
-(to try a run against a failing endpoint by hand); with a command after ``--`` it
+(to try a run against a failing endpoint by hand; ``--after N`` answers N requests
+normally before the fault, a server breaking mid-run); with a command after ``--`` it
 serves only while that command runs (``{url}`` in it becomes the base URL) and exits
 with the command's status.
 """
@@ -362,6 +363,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--hang", action="store_true", help="never answer")
     parser.add_argument("--drop", action="store_true", help="close every connection unanswered")
+    parser.add_argument(
+        "--malformed", action="store_true", help="answer 200 with a body that is not JSON"
+    )
+    parser.add_argument(
+        "--after",
+        type=int,
+        default=0,
+        metavar="N",
+        help="answer the first N requests normally (--reply), then fail as told: a server "
+        "that breaks mid-run (a run's model preflight is its first request)",
+    )
     parser.add_argument("--models", default=None, help="comma-separated model names it knows")
     parser.add_argument("--context-window", type=int, default=None, help="tokens it accepts")
     parser.add_argument(
@@ -388,6 +400,10 @@ def main(argv: list[str] | None = None) -> int:
         default = Hang(3600.0)
     elif args.drop:
         default = Drop()
+    elif args.malformed:
+        default = Malformed()
+    if args.after < 0:
+        parser.error("--after needs a count of 0 or more")
     models = tuple(m for m in args.models.split(",") if m) if args.models else None
     command = list(args.command)
     if command[:1] == ["--"]:
@@ -395,6 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     with FakeOpenAIServer(
         default, models=models, context_window=args.context_window, port=args.port
     ) as server:
+        server.script(*[Reply(args.reply, tool_calls=tuple(calls))] * args.after)
         if command:
             import subprocess
 
