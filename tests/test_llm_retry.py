@@ -264,3 +264,13 @@ def test_settings_reject_unknown_keys_and_bad_urls() -> None:
     with pytest.raises(ValueError):
         OpenAISettings(model="m", base_url="ftp://x/v1")
     assert OpenAISettings(model="m", base_url="http://x/v1/").base_url == "http://x/v1"
+
+
+@pytest.mark.parametrize(
+    "field", ["timeout_s", "backoff_base_s", "backoff_max_s", "retry_after_max_s"]
+)
+def test_settings_reject_an_infinite_wait(field: str) -> None:
+    """``timeout_s: .inf`` (or 1e400 in a spec) was accepted: a hanging endpoint then held an
+    episode until its wall-clock limit, hours later; every wait must be a finite number."""
+    with pytest.raises(ValueError, match="finite"):
+        OpenAISettings(model="m", base_url="http://x/v1", **{field: float("inf")})

@@ -83,12 +83,16 @@ class OpenAISettings(BaseModel):
     api_key_env: str | None = Field(
         None, description="name of the environment variable holding the key; None for no key"
     )
-    timeout_s: float = Field(60.0, gt=0, description="limit for one attempt, start to finish")
+    timeout_s: float = Field(
+        60.0, gt=0, allow_inf_nan=False, description="limit for one attempt, start to finish"
+    )
     max_retries: int = Field(5, ge=0, le=100, description="attempts after the first")
     concurrency: int = Field(16, ge=1, le=10_000, description="calls in flight per client")
-    backoff_base_s: float = Field(1.0, ge=0)
-    backoff_max_s: float = Field(60.0, ge=0)
-    retry_after_max_s: float = Field(300.0, ge=0, description="cap on a server-requested wait")
+    backoff_base_s: float = Field(1.0, ge=0, allow_inf_nan=False)
+    backoff_max_s: float = Field(60.0, ge=0, allow_inf_nan=False)
+    retry_after_max_s: float = Field(
+        300.0, ge=0, allow_inf_nan=False, description="cap on a server-requested wait"
+    )
     seed: int = Field(0, description="seed of the backoff jitter")
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     """OpenAI's own reasoning models only accept ``max_completion_tokens``."""
