@@ -221,3 +221,210 @@ def test_a_store_damaged_inside_a_row_is_named_in_one_short_line(tmp_path: Path)
         s.entries()
     text = str(err.value)
     assert "not a usable knowledge store" in text and "\n" not in text and len(text) < 300
+
+
+def _stream(path: Path, episodes: int, start: int = 0) -> None:
+    """Episodes that add, reinforce, use and retire entries, as a curated stream does."""
+    with KnowledgeStore.open(path) as s:
+        for e in range(start, start + episodes):
+            ops: list[dict] = [entry(f"r{e}", "skill" if e % 2 else "remedy")]
+            ops += [{"op": "reinforce", "id": f"r{e // 2}", "evidence": [f"ep{e}"]}]
+            ops += [{"op": "use", "id": f"r{e // 3}", "success": e % 3 == 0}]
+            if e % 5 == 4:
+                ops.append({"op": "retire", "id": f"r{e - 3}"})
+            s.commit(f"ep{e}", "vanilla", ops)
+
+
+def _cache(path: Path) -> tuple[int, int] | None:
+    """The cached state's version and number of operations."""
+    con = sqlite3.connect(path)
+    try:
+        row = con.execute("SELECT version, operations FROM state_cache").fetchone()
+    except sqlite3.OperationalError:
+        row = None
+    con.close()
+    return row
+
+
+def _latest(path: Path, version: int | None = None) -> tuple[int, int]:
+    """The version ``version`` (default: the latest) and its number of operations."""
+    con = sqlite3.connect(path)
+    v = version or con.execute("SELECT MAX(version) FROM episodes").fetchone()[0]
+    n = con.execute("SELECT COUNT(*) FROM ops WHERE version <= ?", (v,)).fetchone()[0]
+    con.close()
+    return v, n
+
+
+def _applied(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The versions of the operations the store replays from now on."""
+    seen: list[int] = []
+    real = KnowledgeStore._apply
+
+    def counting(self: KnowledgeStore, entries: dict, v: int, op: dict) -> None:
+        seen.append(v)
+        real(self, entries, v, op)
+
+    monkeypatch.setattr(KnowledgeStore, "_apply", counting)
+    return seen
+
+
+def test_a_load_replays_only_what_follows_the_cached_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A load used to replay the whole stream (0.64 s at 13,200 operations, once per episode:
+    a stream's load time grew with the square of its length). The writer keeps the state of
+    the latest version beside the stream; a load checks it and replays only what follows."""
+    path = tmp_path / "k.sqlite"
+    _stream(path, 12)
+    assert _cache(path) == _latest(path) == (12, 38)
+    seen = _applied(monkeypatch)
+    with KnowledgeStore.open(path, read_only=True) as ro:
+        assert ro.state() == ro.state(use_cache=False)
+        assert len(seen) == 38  # the full replay's operations; none for the cached load
+        seen.clear()
+        ro.entries()
+        assert seen == []
+    # Operations the cache does not hold yet (a writer of an older version, say): only they
+    # are replayed, and the result is the full replay's.
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO episodes VALUES (13, 'ep12', 'vanilla', 2)")
+    con.executemany(
+        "INSERT INTO ops VALUES (13, ?, ?)",
+        [(0, json.dumps(entry("r12"))), (1, json.dumps({"op": "use", "id": "r1"}))],
+    )
+    con.commit()
+    con.close()
+    with KnowledgeStore.open(path, read_only=True) as ro:
+        seen.clear()
+        state = ro.state()
+        assert seen == [13, 13] and state == ro.state(use_cache=False)
+        assert ro.state(5) == ro.state(5, use_cache=False) and "r6" not in ro.state(5)
+
+
+def test_the_cached_state_is_never_trusted_over_the_stream(tmp_path: Path) -> None:
+    """Whatever happened to the stream or to the cache, a load equals a full replay."""
+    path = tmp_path / "k.sqlite"
+    _stream(path, 10)
+
+    def same() -> None:
+        with KnowledgeStore.open(path, read_only=True) as ro:
+            assert ro.state() == ro.state(use_cache=False)
+            assert ro.entries() == sorted(ro.state(use_cache=False).values(), key=lambda e: e.id)
+
+    same()
+    with KnowledgeStore.open(path) as s:  # truncated, then other episodes of the same length
+        s.truncate(6)
+        assert _cache(path) == _latest(path, 6)
+        same()
+    _stream(path, 4, start=100)
+    same()
+    # An operation inside the cached prefix rewritten (same number of operations): stale.
+    _edit(
+        path, "UPDATE ops SET op = ? WHERE version = 3 AND seq = 2", '{"op": "retire", "id": "r0"}'
+    )
+    same()
+    with KnowledgeStore.open(path, read_only=True) as ro:
+        assert ro.state()["r0"].retired
+    # A damaged cache, a cache of another replay rule, no cache table (a store written before
+    # the cache): all ignored; a writer rebuilds the cache.
+    for sql in (
+        "UPDATE state_cache SET state = x'00ff'",
+        "UPDATE state_cache SET state = CAST('{\"x\": 1}' AS BLOB)",
+        "UPDATE state_cache SET ops_hash = 'x'",
+        "UPDATE state_cache SET replay = 'another'",
+        "UPDATE state_cache SET operations = 2",
+        "DROP TABLE state_cache",
+    ):
+        _edit(path, sql)
+        same()
+        with KnowledgeStore.open(path) as s:
+            s.refresh_cache()
+        assert _cache(path) == _latest(path)
+        same()
+    # Copies: a store started from another, and a snapshot (frozen, read-only afterwards).
+    with KnowledgeStore.open(path, read_only=True) as ro:
+        with KnowledgeStore.open(tmp_path / "b.sqlite") as b:
+            b.start_from(ro)
+            assert b.state() == b.state(use_cache=False) == ro.state()
+        snap = ro.snapshot(tmp_path / "snap.sqlite", 8)
+        assert _cache(snap) == _latest(snap)
+        with KnowledgeStore.open(snap, read_only=True) as frozen:
+            assert frozen.state() == frozen.state(use_cache=False) == ro.state(8)
+    assert _cache(tmp_path / "b.sqlite") == _latest(path)
+
+
+def test_every_write_that_meets_another_writer_says_so_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """start_from, truncate and freeze raised sqlite3.OperationalError ('database is locked',
+    a traceback out of a resumed run) when another process held the file past the wait; a
+    snapshot of a store being committed said the store was 'not a usable knowledge store'."""
+    from mirrorcraft.agents.mineevolve import store as store_module
+
+    monkeypatch.setattr(store_module, "WAIT_S", 0.05)
+    path, source = tmp_path / "k.sqlite", tmp_path / "source.sqlite"
+    _stream(path, 3)
+    _stream(source, 2)
+    empty = tmp_path / "empty.sqlite"
+    KnowledgeStore.open(empty).close()
+    for locked, mode in ((path, "IMMEDIATE"), (empty, "IMMEDIATE"), (path, "EXCLUSIVE")):
+        with KnowledgeStore.open(locked) as s, KnowledgeStore.open(source) as src:
+            other = sqlite3.connect(locked, isolation_level=None)
+            other.execute(f"BEGIN {mode}")
+            if mode == "EXCLUSIVE":  # opening waits too, and says so
+                with pytest.raises(KnowledgeStoreError, match=r"could not be opened .*locked"):
+                    KnowledgeStore.open(locked)
+            writes = {
+                "truncated": lambda s=s: s.truncate(1),
+                "frozen": lambda s=s: s.freeze(),
+                "start from": lambda s=s, src=src: s.start_from(src),
+                "committed": lambda s=s: s.commit("ep9", "vanilla", [entry("r9")]),
+            }
+            if mode == "EXCLUSIVE":  # a reader waits only for a commit in progress
+                writes["snapshot"] = lambda s=s: s.snapshot(tmp_path / "snap.sqlite")
+            for what, write in writes.items():
+                if locked == path and what == "start from":
+                    continue  # not empty: refused before any write, as before
+                with pytest.raises(KnowledgeStoreError) as err:
+                    write()
+                text = str(err.value)
+                assert "locked" in text and "another process" in text and "\n" not in text
+                assert what.split()[0] in text or "could not be read" in text
+                assert not s.db.in_transaction
+            other.execute("ROLLBACK")
+            other.close()
+    assert not (tmp_path / "snap.sqlite").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "empty.sqlite",
+        "k.sqlite",
+        "source.sqlite",
+    ]
+    with KnowledgeStore.open(path) as s, KnowledgeStore.open(empty) as e:  # all as it was
+        assert s.version == 3 and not s.frozen and s.episode_ids() == ["ep0", "ep1", "ep2"]
+        assert e.version == 0 and e.base_version == 0
+        with KnowledgeStore.open(source) as src:
+            e.start_from(src)
+        assert e.version == 2
+        s.truncate(1)
+        s.freeze()
+        assert s.version == 1 and s.frozen
+
+
+def test_a_snapshot_never_touches_another_writers_temporary_file(tmp_path: Path) -> None:
+    """Two streams snapshotting one target used one temporary name (<target>.tmp): the second
+    deleted the first's half-written file and either could move the other's into place."""
+    path = tmp_path / "k.sqlite"
+    _stream(path, 3)
+    theirs = tmp_path / "snap.sqlite.tmp"
+    theirs.write_bytes(b"another writer's snapshot, half written")
+    with KnowledgeStore.open(path, read_only=True) as s:
+        s.snapshot(tmp_path / "snap.sqlite", 2)
+        s.snapshot(tmp_path / "snap.sqlite", 3)  # a second snapshot replaces it whole
+    assert theirs.read_bytes() == b"another writer's snapshot, half written"
+    with KnowledgeStore.open(tmp_path / "snap.sqlite", read_only=True) as snap:
+        assert snap.version == 3 and snap.frozen
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "k.sqlite",
+        "snap.sqlite",
+        "snap.sqlite.tmp",
+    ]

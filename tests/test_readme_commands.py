@@ -60,6 +60,7 @@ SHORTENED = {
     "bench_world.py": (["--quick"], "the full benchmark takes minutes"),
     "bench_peers.py": (["--quick"], "several interleaved rounds take a minute or more"),
     "bench_planners.py": (["--quick"], "three rounds of 63 episodes take a minute or more"),
+    "bench_store.py": (["--quick"], "a 508-episode stream committed and loaded takes a minute"),
 }
 
 

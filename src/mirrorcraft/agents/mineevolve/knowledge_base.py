@@ -15,6 +15,9 @@ from typing import Any
 from mirrorcraft.agents.mineevolve.entries import KnowledgeEntry
 
 OPS = ("add", "reinforce", "use", "retire")
+REPLAY_VERSION = 1
+"""Raise when ``apply_op`` would turn the same operations into other entries: stores cache the
+state their operations replay to, and a cache made under another value is rebuilt."""
 
 
 class KnowledgeOpError(ValueError):
