@@ -428,3 +428,15 @@ def test_a_snapshot_never_touches_another_writers_temporary_file(tmp_path: Path)
         "snap.sqlite",
         "snap.sqlite.tmp",
     ]
+
+
+def test_a_store_that_cannot_be_created_says_why_not_that_it_is_damaged(tmp_path: Path) -> None:
+    """A store under a path whose folder is a file, or at a folder's path, was refused as
+    'not a usable knowledge store', as if a file were there and damaged."""
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(KnowledgeStoreError, match="could not be created") as err:
+        KnowledgeStore.open(tmp_path / "file" / "k.sqlite")
+    assert "not a usable" not in str(err.value)
+    with pytest.raises(KnowledgeStoreError, match="could not be opened") as err:
+        KnowledgeStore.open(tmp_path)
+    assert "not a usable" not in str(err.value)

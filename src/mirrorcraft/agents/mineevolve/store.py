@@ -160,7 +160,11 @@ class KnowledgeStore:
                     "read-only, it cannot be rolled back: rerun the run that writes this store "
                     "(it rolls it back), then use it"
                 ) from None
-            if "locked" in str(exc):
+            if isinstance(exc, OSError):  # its folder could not be made
+                raise KnowledgeStoreError(
+                    f"{p}: could not be created ({exc.strerror or exc})"
+                ) from None
+            if "locked" in str(exc) or not p.is_file():  # busy, or a file SQLite cannot make
                 raise KnowledgeStoreError(f"{p}: could not be opened ({_why(p, exc)})") from None
             raise KnowledgeStoreError(f"{p}: not a usable knowledge store ({exc})") from None
         if meta.get("format") != FORMAT or meta.get("schema_version") != str(SCHEMA_VERSION):
