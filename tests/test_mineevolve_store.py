@@ -421,6 +421,8 @@ def test_a_snapshot_never_touches_another_writers_temporary_file(tmp_path: Path)
         s.snapshot(tmp_path / "snap.sqlite", 2)
         s.snapshot(tmp_path / "snap.sqlite", 3)  # a second snapshot replaces it whole
     assert theirs.read_bytes() == b"another writer's snapshot, half written"
+    mode = (tmp_path / "snap.sqlite").stat().st_mode & 0o777
+    assert mode == path.stat().st_mode & 0o777  # not a temporary file's 0600
     with KnowledgeStore.open(tmp_path / "snap.sqlite", read_only=True) as snap:
         assert snap.version == 3 and snap.frozen
     assert sorted(p.name for p in tmp_path.iterdir()) == [

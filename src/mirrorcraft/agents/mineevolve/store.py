@@ -33,7 +33,7 @@ import hashlib
 import json
 import os
 import sqlite3
-import tempfile
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from functools import cache
@@ -516,13 +516,12 @@ class KnowledgeStore:
         out = Path(dest)
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
-            fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-            os.close(fd)
         except OSError as exc:
             raise KnowledgeStoreError(
                 f"{out}: the snapshot could not be written ({exc.strerror or exc})"
             ) from None
-        tmp = Path(name)
+        # A name of its own (SQLite creates the file, with the permissions a store gets).
+        tmp = out.with_name(f".{out.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
         try:
             with KnowledgeStore.open(tmp) as copy:
                 with copy._writing("the snapshot could not be written"):
@@ -536,6 +535,11 @@ class KnowledgeStore:
                 if freeze:
                     copy.freeze()
             os.replace(tmp, out)
+        except KnowledgeStoreError as exc:  # it names the temporary file: name the target
+            detail = str(exc).removeprefix(f"{tmp}: ")
+            raise KnowledgeStoreError(
+                f"{out}: the snapshot could not be written ({detail})"
+            ) from None
         except OSError as exc:
             raise KnowledgeStoreError(
                 f"{out}: the snapshot could not be written ({exc.strerror or exc})"
