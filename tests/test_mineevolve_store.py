@@ -442,3 +442,22 @@ def test_a_store_that_cannot_be_created_says_why_not_that_it_is_damaged(tmp_path
     with pytest.raises(KnowledgeStoreError, match="could not be opened") as err:
         KnowledgeStore.open(tmp_path)
     assert "not a usable" not in str(err.value)
+
+
+def test_a_store_of_another_schema_says_another_version_wrote_it(tmp_path: Path) -> None:
+    """It used to read 'not a knowledge store of schema 1 (format ..., schema '2')', as if
+    the file were something else; a store written before the cached state is read as ever."""
+    path = tmp_path / "k.sqlite"
+    _stream(path, 2)
+    _edit(path, "UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    for read_only in (True, False):
+        with pytest.raises(KnowledgeStoreError) as err:
+            KnowledgeStore.open(path, read_only=read_only)
+        assert "schema '2', written by another version of mirrorcraft" in str(err.value)
+    _edit(path, "UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    _edit(path, "DROP TABLE state_cache")  # as an older version wrote it
+    with KnowledgeStore.open(path, read_only=True) as ro:
+        assert [e.id for e in ro.entries()] == ["r0", "r1"]
+    with KnowledgeStore.open(path) as s:
+        s.commit("ep2", "vanilla", [entry("r2")])
+    assert _cache(path) == _latest(path)

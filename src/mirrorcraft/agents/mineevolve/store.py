@@ -167,7 +167,14 @@ class KnowledgeStore:
             if "locked" in str(exc) or not p.is_file():  # busy, or a file SQLite cannot make
                 raise KnowledgeStoreError(f"{p}: could not be opened ({_why(p, exc)})") from None
             raise KnowledgeStoreError(f"{p}: not a usable knowledge store ({exc})") from None
-        if meta.get("format") != FORMAT or meta.get("schema_version") != str(SCHEMA_VERSION):
+        if meta.get("format") == FORMAT and meta.get("schema_version") != str(SCHEMA_VERSION):
+            db.close()
+            raise KnowledgeStoreError(
+                f"{p}: a knowledge store of schema {meta.get('schema_version')!r}, written by "
+                f"another version of mirrorcraft; this one reads schema {SCHEMA_VERSION}: use "
+                "the version that wrote it"
+            )
+        if meta.get("format") != FORMAT:
             db.close()
             raise KnowledgeStoreError(
                 f"{p}: not a knowledge store of schema {SCHEMA_VERSION} "
