@@ -461,3 +461,19 @@ def test_a_store_of_another_schema_says_another_version_wrote_it(tmp_path: Path)
     with KnowledgeStore.open(path) as s:
         s.commit("ep2", "vanilla", [entry("r2")])
     assert _cache(path) == _latest(path)
+
+
+def test_a_state_json_cannot_hold_is_replayed_not_cached(tmp_path: Path) -> None:
+    """A NaN in a step survives the stream (Python's JSON) but not the cached state's JSON
+    (it would come back as null): such a state is left uncached and the stream replayed."""
+    path = tmp_path / "k.sqlite"
+    _stream(path, 2)
+    odd = entry("odd", "skill")
+    odd["entry"]["steps"] = [{"action": {"skill": "wait", "args": {"ticks": float("nan")}}}]
+    with KnowledgeStore.open(path) as s:
+        s.commit("ep2", "vanilla", [odd])
+        assert _cache(path) == _latest(path, 2)
+    with KnowledgeStore.open(path, read_only=True) as ro:
+        loaded = ro.state()["odd"].steps[0]["action"]["args"]["ticks"]
+        assert loaded != loaded  # NaN, as a full replay gives
+        assert repr(ro.state()) == repr(ro.state(use_cache=False))

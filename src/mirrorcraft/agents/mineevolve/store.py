@@ -376,8 +376,8 @@ class KnowledgeStore:
     ) -> None:
         """Keep ``entries`` as the state of the first ``done`` operations (best effort: a busy
         file, a frozen store or a state JSON cannot hold exactly is left uncached)."""
-        blob = _STATE.dump_json(entries)
         try:
+            blob = _STATE.dump_json(entries)
             if _STATE.validate_json(blob) != entries:  # e.g. a NaN in a step: replay instead
                 return
             if self.frozen:
