@@ -477,3 +477,30 @@ def test_a_state_json_cannot_hold_is_replayed_not_cached(tmp_path: Path) -> None
         loaded = ro.state()["odd"].steps[0]["action"]["args"]["ticks"]
         assert loaded != loaded  # NaN, as a full replay gives
         assert repr(ro.state()) == repr(ro.state(use_cache=False))
+
+
+def test_a_snapshot_removes_what_a_killed_snapshot_of_it_left(tmp_path: Path) -> None:
+    """Each snapshot writes a temporary file of its own; those of a process that was killed
+    mid-write are removed by the next snapshot of the same target, those of a live one kept."""
+    import os
+    import subprocess
+    import sys
+
+    from mirrorcraft.agents.mineevolve.store import _tmp_prefix
+
+    path = tmp_path / "k.sqlite"
+    _stream(path, 2)
+    target = tmp_path / "snap.sqlite"
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = tmp_path / f"{_tmp_prefix(target)}{gone.stdout.strip()}.abc.tmp"
+    alive = tmp_path / f"{_tmp_prefix(target)}{os.getppid()}.abc.tmp"
+    for left in (dead, alive, Path(f"{dead}-journal")):
+        left.write_bytes(b"half a snapshot")
+    with KnowledgeStore.open(path, read_only=True) as s:
+        s.snapshot(target)
+    assert not dead.exists() and not Path(f"{dead}-journal").exists() and alive.exists()
