@@ -386,3 +386,23 @@ def test_a_misspelt_ablation_is_refused_not_run_as_full(
     named = {"name": "static_stor", "switches": "full", "train": "none"}
     spec = AccumulationSpec.model_validate({**SPEC, "variants": ["full_b", named, "cold"]})
     assert [spec.switches(v) for v in spec.variants] == ["full", "full", "full"]
+
+
+def test_two_models_whose_store_files_would_be_one_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Store file names keep only letters, digits and _.@-: models 'org/model' and
+    'org_model' trained into one file, each stream committing into (and, on its first
+    episode, truncating) the other's store. The run is refused before any call."""
+    spec = {
+        **SPEC,
+        "models": [
+            {"name": "org/model", "base_url": "http://127.0.0.1:9/v1"},
+            {"name": "org_model", "base_url": "http://127.0.0.1:9/v1"},
+        ],
+    }
+    assert _run(tmp_path, spec) == 2
+    err = capsys.readouterr().err
+    assert "'org/model' and variant 'full' with model 'org_model' would write one" in err
+    assert "full--org_model.sqlite" in err and "rename one of the models" in err
+    assert not (tmp_path / "out" / "stores").exists()

@@ -173,6 +173,7 @@ def _run_locked(
         raise UserError(str(exc)) from None
     ticker.plan(spec, runner.train_db.finished_ids(), runner.eval_db.finished_ids())
     try:
+        runner.check_store_names()  # before the preflight's calls
         origins = _user_agent_origins(spec)
         for db in (runner.train_db, runner.eval_db):
             check_resume(db, runner.spec_hash, rules, worlds, out, allow=False, agents=origins)

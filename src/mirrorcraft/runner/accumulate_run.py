@@ -139,6 +139,32 @@ class AccumulationRunner:
         cp = stream.checkpoint if stream.checkpoint is not None else 0
         return self.stores / _safe(f"{stream.variant}--{c0.model}@{cp}--{c0.rules}.carried.sqlite")
 
+    def check_store_names(self) -> None:
+        """Refuse a spec two of whose streams would write one store file: a file name keeps
+        only letters, digits and ``_.@-``, so models such as ``org/m`` and ``org_m`` would
+        share it, and each stream would commit into (and truncate) the other's store."""
+        train, evals = plan_streams(self.spec)
+        owners: dict[Path, str] = {}
+        paths: list[tuple[Path, str]] = []
+        for s in train:
+            model = s.conditions[0].model
+            owner = f"variant {s.variant!r} with model {model!r}"
+            paths.append((self.store_path(s), owner))
+            paths += [
+                (self.snapshot_path(s.variant, model, cp), owner) for cp in self.spec.checkpoints
+            ]
+        for s in evals:
+            if s.writable:
+                c0 = s.conditions[0]
+                paths.append((self.carried_path(s), f"evaluation {s.key} under {c0.rules!r}"))
+        for path, owner in paths:
+            other = owners.setdefault(path, owner)
+            if other != owner:
+                raise AccumulationError(
+                    f"{other} and {owner} would write one knowledge store, {path} (a store's "
+                    "file name keeps only letters, digits and _.@-): rename one of the models"
+                )
+
     def check_stores(self) -> None:
         """Refuse to start while a store this run would read cannot be replayed: every
         episode reading it would fail, and a rerun would meet the same file.
@@ -174,6 +200,7 @@ class AccumulationRunner:
                 f"{self.stores} is a file: the run keeps its knowledge stores in a folder of "
                 "that name; move the file away"
             )
+        self.check_store_names()
         self.stores.mkdir(parents=True, exist_ok=True)
         self.check_stores()
         for db in (self.train_db, self.eval_db):
