@@ -406,3 +406,19 @@ def test_two_models_whose_store_files_would_be_one_are_refused(
     assert "'org/model' and variant 'full' with model 'org_model' would write one" in err
     assert "full--org_model.sqlite" in err and "rename one of the models" in err
     assert not (tmp_path / "out" / "stores").exists()
+
+
+def test_a_stream_whose_start_from_failed_starts_from_it_on_the_rerun(tmp_path: Path) -> None:
+    """A start_from copy that failed (a full disk, a run killed while copying) left the
+    variant's store empty, and the rerun, seeing the file, trained from nothing instead of
+    from the store the spec names, without a word."""
+    spec = {**SPEC, "variants": ["full"], "checkpoints": [3]}
+    spec["eval"] = {**SPEC["eval"], "rules": ["vanilla"]}
+    assert _run(tmp_path, spec, "first") == 0
+    prepared = tmp_path / "first" / "stores" / "full--mock-planner@3.sqlite"
+    more = {**spec, "name": "acc-more", "variants": [{"name": "full", "start_from": str(prepared)}]}
+    left = tmp_path / "more" / "stores" / "full--mock-planner.sqlite"
+    KnowledgeStore.open(left).close()  # what the failed first attempt left
+    assert _run(tmp_path, more, "more") == 0
+    with KnowledgeStore.open(left, read_only=True) as s:
+        assert s.base_version == 3 and s.version == 6

@@ -374,9 +374,10 @@ class AccumulationRunner:
         while done < len(stream.conditions) and stream.conditions[done].episode_id in finished:
             done += 1
         source = self.start_from(stream.variant)
-        fresh = not path.exists()
         with KnowledgeStore.open(path) as store:
-            if fresh and source is not None:
+            # Decided by the store, not by whether its file exists: a start that failed (a
+            # full disk, a killed run) leaves an empty file, which must still start from it.
+            if source is not None and store.version == 0 and "source" not in store.meta():
                 with KnowledgeStore.open(source, read_only=True) as src:
                     store.start_from(src)
             base = store.base_version
