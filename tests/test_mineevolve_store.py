@@ -504,3 +504,22 @@ def test_a_snapshot_removes_what_a_killed_snapshot_of_it_left(tmp_path: Path) ->
     with KnowledgeStore.open(path, read_only=True) as s:
         s.snapshot(target)
     assert not dead.exists() and not Path(f"{dead}-journal").exists() and alive.exists()
+
+
+def test_a_stream_longer_than_sqlites_longest_text_still_loads_from_its_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stream's hash is built by SQLite as one text, which SQLite refuses past its
+    longest string (1 GB by default, lowered here): it is then built row by row, the same."""
+    path = tmp_path / "k.sqlite"
+    _stream(path, 2)
+    with KnowledgeStore.open(path) as s:
+        s.commit("many", "vanilla", [{"op": "use", "id": "r0", "success": True}] * 400)
+    seen = _applied(monkeypatch)
+    with KnowledgeStore.open(path, read_only=True) as ro:
+        (blob,) = ro.db.execute("SELECT length(state) FROM state_cache").fetchone()
+        ro.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, blob + 100)  # the ops are ~16 KB
+        with pytest.raises(sqlite3.DataError):
+            ro.db.execute("SELECT group_concat(op, '') FROM ops").fetchone()
+        assert ro.state()["r0"].uses == 402 and seen == []
+        assert ro.state() == ro.state(use_cache=False)

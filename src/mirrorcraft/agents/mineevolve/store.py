@@ -84,10 +84,12 @@ def _replay_key() -> str:
 
 FIRST = -(2**63)
 """Below every version: the lower bound of a replay from scratch."""
+_PART = "length(op) || char(31) || op || char(30)"
 _HASHED = (
-    "SELECT COUNT(*), group_concat(length(op) || char(31) || op || char(30), '') FROM "
+    f"SELECT COUNT(*), group_concat({_PART}, '') FROM "
     "(SELECT op FROM ops WHERE version > ? AND version <= ? ORDER BY version, seq)"
 )
+_HASHED_ROWS = f"SELECT {_PART} FROM ops WHERE version > ? AND version <= ? ORDER BY version, seq"
 """The operations of versions (after, upto] as one text, in stream order, for the hash that
 ties a cached state to its stream (built by SQLite: 10,000 operations hash in milliseconds).
 Each operation ends its own part, so the hash of two consecutive ranges is that of the
@@ -219,15 +221,14 @@ class KnowledgeStore:
         try:
             return self.db.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:
-            if "locked" in str(exc):  # a writer's commit kept it past the wait, not damage
-                raise KnowledgeStoreError(
-                    f"{self.path}: could not be read ({_why(self.path, exc)})"
-                ) from None
-            detail = " ".join(str(exc).split())  # SQLite may quote a damaged row whole
-            detail = detail if len(detail) <= 160 else detail[:157] + "..."
-            raise KnowledgeStoreError(
-                f"{self.path}: not a usable knowledge store ({detail})"
-            ) from None
+            raise self._unreadable(exc) from None
+
+    def _unreadable(self, exc: sqlite3.DatabaseError) -> KnowledgeStoreError:
+        if "locked" in str(exc):  # a writer's commit kept it past the wait, not damage
+            return KnowledgeStoreError(f"{self.path}: could not be read ({_why(self.path, exc)})")
+        detail = " ".join(str(exc).split())  # SQLite may quote a damaged row whole
+        detail = detail if len(detail) <= 160 else detail[:157] + "..."
+        return KnowledgeStoreError(f"{self.path}: not a usable knowledge store ({detail})")
 
     @contextmanager
     def _reading(self) -> Iterator[None]:
@@ -303,7 +304,17 @@ class KnowledgeStore:
 
     def _hash(self, hasher: Any, after: int, limit: int) -> int:
         """Add the operations of versions (``after``, ``limit``] to ``hasher``; their number."""
-        count, text = self._rows(_HASHED, (after, limit))[0]
+        try:
+            try:
+                count, text = self.db.execute(_HASHED, (after, limit)).fetchone()
+            except sqlite3.DataError:  # longer than SQLite's longest text (1 GB): row by row
+                count = 0
+                for (part,) in self.db.execute(_HASHED_ROWS, (after, limit)):
+                    hasher.update(part.encode("utf-8", "surrogatepass"))
+                    count += 1
+                return count
+        except sqlite3.DatabaseError as exc:
+            raise self._unreadable(exc) from None
         hasher.update((text or "").encode("utf-8", "surrogatepass"))
         return int(count)
 
