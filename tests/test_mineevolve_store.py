@@ -486,7 +486,7 @@ def test_a_snapshot_removes_what_a_killed_snapshot_of_it_left(tmp_path: Path) ->
     import subprocess
     import sys
 
-    from mirrorcraft.agents.mineevolve.store import _tmp_prefix
+    from mirrorcraft.agents.mineevolve.snapshot_files import tmp_prefix
 
     path = tmp_path / "k.sqlite"
     _stream(path, 2)
@@ -497,8 +497,8 @@ def test_a_snapshot_removes_what_a_killed_snapshot_of_it_left(tmp_path: Path) ->
         text=True,
         check=True,
     )
-    dead = tmp_path / f"{_tmp_prefix(target)}{gone.stdout.strip()}.abc.tmp"
-    alive = tmp_path / f"{_tmp_prefix(target)}{os.getppid()}.abc.tmp"
+    dead = tmp_path / f"{tmp_prefix(target)}{gone.stdout.strip()}.abc.tmp"
+    alive = tmp_path / f"{tmp_prefix(target)}{os.getppid()}.abc.tmp"
     for left in (dead, alive, Path(f"{dead}-journal")):
         left.write_bytes(b"half a snapshot")
     with KnowledgeStore.open(path, read_only=True) as s:

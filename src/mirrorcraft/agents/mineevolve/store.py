@@ -29,11 +29,9 @@ renames it, so its target is either absent or whole.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 import os
-import socket
 import sqlite3
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -46,6 +44,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from mirrorcraft.agents.mineevolve.entries import KnowledgeEntry
 from mirrorcraft.agents.mineevolve.knowledge_base import REPLAY_VERSION, KnowledgeOpError, apply_op
+from mirrorcraft.agents.mineevolve.snapshot_files import remove_abandoned, tmp_prefix
 
 FORMAT = "mirrorcraft-knowledge-store"
 SCHEMA_VERSION = 1
@@ -116,28 +115,6 @@ def _why(path: Path, exc: BaseException) -> str:
     if ("readonly" in text or "unable to open" in text) and not os.access(path.parent, os.W_OK):
         return f"{text}: the folder {path.parent} is not writable"
     return text
-
-
-def _tmp_prefix(out: Path) -> str:
-    """The start of the temporary names snapshots of ``out`` are written under on this host."""
-    host = "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:40]
-    return f".{out.name}.{host}."
-
-
-def _remove_abandoned(out: Path) -> None:
-    """Remove the temporary files of snapshots of ``out`` that a process of this host that no
-    longer runs (killed mid-write) left behind; another host's or a live process's are kept."""
-    prefix = _tmp_prefix(out)
-    for left in out.parent.glob(f"{glob.escape(prefix)}*.tmp*"):
-        pid = left.name[len(prefix) :].split(".", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            left.unlink(missing_ok=True)
-        except OSError:  # alive, someone else's
-            continue
 
 
 class KnowledgeStore:
@@ -564,9 +541,9 @@ class KnowledgeStore:
             raise KnowledgeStoreError(
                 f"{out}: the snapshot could not be written ({exc.strerror or exc})"
             ) from None
-        _remove_abandoned(out)
+        remove_abandoned(out)
         # A name of its own (SQLite creates the file, with the permissions a store gets).
-        tmp = out.with_name(f"{_tmp_prefix(out)}{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+        tmp = out.with_name(f"{tmp_prefix(out)}{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
         try:
             with KnowledgeStore.open(tmp) as copy:
                 with copy._writing("the snapshot could not be written"):
