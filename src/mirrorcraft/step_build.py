@@ -47,6 +47,7 @@ MODULES = (
     "mirrorcraft.body.skills.mining",
     "mirrorcraft.body.skills.movement",
     "mirrorcraft.world.state",
+    "mirrorcraft.world.placed",
     "mirrorcraft.world.index",
     "mirrorcraft.world.census_native",
     "mirrorcraft.rules.ruleset",

@@ -9,7 +9,7 @@ finds them within a few blocks. Blocks the agent placed are tracked by the state
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import NamedTuple
 
 import numpy as np
@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from mirrorcraft.world import census_native
 from mirrorcraft.world.generate import GeneratedWorld
 from mirrorcraft.world.index_windows import GROUP, Combined
+from mirrorcraft.world.placed import PlacedBlocks
 
 RARE_LIMIT = 40_000
 SECTION = 8
@@ -130,7 +131,7 @@ class BlockIndex:
     def nearest_each(
         self,
         grid: NDArray[np.uint16],
-        placed: Mapping[int, Iterable[Pos]],
+        placed: PlacedBlocks,
         block_ids: Iterable[int],
         pos: Pos,
         radius: float,
@@ -150,7 +151,7 @@ class BlockIndex:
         self,
         best: dict[int, int],
         grid: NDArray[np.uint16],
-        placed: Mapping[int, Iterable[Pos]],
+        placed: PlacedBlocks,
         ids: frozenset[int],
         pos: Pos,
         radius: float,
@@ -158,23 +159,20 @@ class BlockIndex:
         """``best`` (found among the generated blocks) lowered by the blocks placed since
         that are still there."""
         r2 = int(radius * radius)
-        for b, where in placed.items():
+        for b in placed.ids():
             if b not in ids:
                 continue
-            for p in where:
+            limit = best.get(b, r2 + 1)  # only a placed block nearer than that counts
+            for p in placed.near(b, pos, radius, limit):
                 d2 = _d2(p, pos)
-                if (
-                    d2 <= r2
-                    and d2 < best.get(b, r2 + 1)
-                    and grid[p[0], p[2], p[1] - self.min_y] == b
-                ):
-                    best[b] = d2
+                if d2 < limit and grid[p[0], p[2], p[1] - self.min_y] == b:
+                    best[b] = limit = d2
         return best
 
     def _nearest_each_py(
         self,
         grid: NDArray[np.uint16],
-        placed: Mapping[int, Iterable[Pos]],
+        placed: PlacedBlocks,
         block_ids: Iterable[int],
         pos: Pos,
         radius: float,
@@ -305,7 +303,7 @@ class BlockIndex:
     def nearest(
         self,
         grid: NDArray[np.uint16],
-        placed: Mapping[int, Iterable[Pos]],
+        placed: PlacedBlocks,
         block_ids: Iterable[int],
         pos: Pos,
         radius: float,
@@ -333,7 +331,10 @@ class BlockIndex:
                 bits, self.min_y, grid, ids, pos, radius, k, horizontal_only
             )
             hits = list(map(Hit._make, found))  # (a named tuple's own __new__ is slower)
-            extra = self._placed_hits(grid, placed, ids, pos, radius, horizontal_only)
+            # A placed block farther than the k-th found cannot be among the k nearest (one
+            # as far may be: ties go by position).
+            cut = hits[k - 1].d2 + 1 if len(hits) >= k else -1
+            extra = self._placed_hits(grid, placed, ids, pos, radius, horizontal_only, cut)
             if not extra:  # the compiled search's hits come sorted, each block once
                 return hits
             hits.extend(extra)
@@ -344,19 +345,22 @@ class BlockIndex:
     def _placed_hits(
         self,
         grid: NDArray[np.uint16],
-        placed: Mapping[int, Iterable[Pos]],
+        placed: PlacedBlocks,
         ids: Iterable[int],
         pos: Pos,
         radius: float,
         horizontal_only: bool,
+        below: int = -1,
     ) -> list[Hit]:
-        """The blocks of ``ids`` placed since the world was generated and still there."""
+        """The blocks of ``ids`` placed since the world was generated and still there (with
+        ``below`` >= 0, only those at a squared distance under it)."""
         r2 = int(radius * radius)
         hits = []
         for bid in sorted(set(ids)):
-            for p in placed.get(bid, ()):
+            for p in placed.near(bid, pos, radius, below, horizontal_only):
                 if (
                     _within(p, pos, r2, horizontal_only)
+                    and (below < 0 or _d2(p, pos) < below)
                     and grid[p[0], p[2], p[1] - self.min_y] == bid
                 ):
                     hits.append(Hit(_d2(p, pos), p, bid))
@@ -365,7 +369,7 @@ class BlockIndex:
     def _nearest_py(
         self,
         grid: NDArray[np.uint16],
-        placed: Mapping[int, Iterable[Pos]],
+        placed: PlacedBlocks,
         block_ids: Iterable[int],
         pos: Pos,
         radius: float,

@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from mirrorcraft.world.cache import episode_grid
 from mirrorcraft.world.index import BlockIndex, Hit, Pos
+from mirrorcraft.world.placed import PlacedBlocks
 from mirrorcraft.world.registry import LoadedWorld
 
 PASSABLE_EXTRA = ("water",)
@@ -54,7 +55,7 @@ class WorldState:
     grid: NDArray[np.uint16]
     mobs: list[Mob]
     drops: list[GroundDrop] = field(default_factory=list)
-    placed: dict[int, set[Pos]] = field(default_factory=dict)
+    placed: PlacedBlocks = field(default_factory=PlacedBlocks)
     stations: dict[Pos, StationState] = field(default_factory=dict)
     explored_regions: set[tuple[int, int]] = field(default_factory=set)
     drops_changed: int = 0
@@ -108,13 +109,12 @@ class WorldState:
         """Change one block; blocks that were not generated there are tracked for searches."""
         bid = self.loaded.world.palette.ids[name]
         old = self.block_id(p)
-        if old in self.placed:
-            self.placed[old].discard(p)
+        self.placed.discard(old, p)
         self.stations.pop(p, None)
         self.grid[p[0], p[2], p[1] - self.min_y] = bid
         self._surface[(p[0], p[2])] = None
         if bid != 0:
-            self.placed.setdefault(bid, set()).add(p)
+            self.placed.add(bid, p)
         self.version += 1
         self.changes.append((p, old, bid))
 
