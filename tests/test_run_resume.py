@@ -133,6 +133,74 @@ def test_a_changed_spec_refuses_to_resume_and_allowed_runs_stay_apart(tmp_path: 
     assert analysis.returncode == 0, analysis.stderr
     assert ": 2 episodes" in analysis.stdout  # ... but never pooled
     assert "left out: 2 episode(s) of an earlier version of the spec" in analysis.stdout
+    # The change was accepted once: the next resume of the same spec needs no flag again
+    # (it refused every later resume, and the flag would then let any new change through).
+    again = cli(path, out, "--workers", "1")
+    assert again.returncode == 0, again.stderr
+    assert "2 already done, running 0" in again.stderr
+    assert "2 stored episode(s) belong to conditions this spec no longer lists" in again.stderr
+
+
+def _analyze(db: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "mirrorcraft.cli", "analyze", str(db)],
+        capture_output=True, text=True, env=env(), timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_grown_or_reworded_spec_runs_only_its_new_episodes_and_pools_them(
+    tmp_path: Path,
+) -> None:
+    """Editing the description (or the horizon checkpoints) refused the resume as a changed
+    spec, and growing a run (more repetitions, another world) did too: --allow-changed-spec
+    then ran every episode again. What an episode measures decides now (runner.versions)."""
+    out, db = tmp_path / "out", tmp_path / "out" / "results.sqlite"
+    path = tmp_path / "spec.yaml"
+    labelled = {**SMALL, "agents": [{"name": "vanilla-planner", "label": "planner"}]}
+    assert cli(write_spec(path, labelled), out, "--workers", "1").returncode == 0
+    first = ok_records(db)
+    steps = rows(db, "SELECT * FROM steps ORDER BY episode_id, step")
+
+    prose = {**labelled, "description": "reworded", "checkpoints": [10, 20]}
+    resumed = cli(write_spec(path, prose), out, "--workers", "1")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "2 episodes, 2 already done, running 0" in resumed.stderr
+
+    grown = {**prose, "repetitions": 2, "worlds": ["plains-1", "taiga-1"]}
+    more = cli(write_spec(path, grown), out, "--workers", "1")
+    assert more.returncode == 0, more.stderr
+    assert "8 episodes, 2 already done, running 6" in more.stderr
+    records = ok_records(db)
+    assert len(records) == 8 and len({r["spec_hash"] for r in records.values()}) == 1
+    for eid, old in first.items():  # the first episodes are kept as they ran, newly stamped
+        assert {**records[eid], "spec_hash": old["spec_hash"]} == old
+    assert [
+        r for r in rows(db, "SELECT * FROM steps ORDER BY episode_id, step") if r[0] in first
+    ] == steps
+    report = _analyze(db)
+    assert ": 8 episodes (4 Vanilla, 4 Mirror" in report and "left out" not in report
+
+    shrunk = {**grown, "worlds": ["plains-1"]}
+    fewer = cli(write_spec(path, shrunk), out, "--workers", "1")
+    assert fewer.returncode == 0, fewer.stderr
+    assert "4 episodes, 4 already done, running 0" in fewer.stderr
+    assert "4 stored episode(s) belong to conditions this spec no longer lists" in fewer.stderr
+    assert len(ok_records(db)) == 8  # nothing deleted ...
+    report = _analyze(db)  # ... and the analysis reads the spec's own episodes
+    assert ": 4 episodes (2 Vanilla, 2 Mirror" in report
+    assert "left out: 4 episode(s) of an earlier version of the spec" in report
+
+    # What an existing episode measures still may not change under it.
+    for changed in (
+        {"seed": 1},
+        {"budget": 31},
+        {"agents": [{"name": "adaptive-planner", "label": "planner"}]},
+    ):
+        refused = cli(write_spec(path, {**shrunk, **changed}), out, "--workers", "1")
+        assert refused.returncode == 2, (changed, refused.stderr)
+        assert "holds 4 episode(s) of another version of this spec" in refused.stderr
 
 
 ACCUMULATION: dict[str, Any] = {
@@ -206,6 +274,8 @@ def test_a_moved_model_endpoint_keeps_the_folders_results(tmp_path: Path) -> Non
     )  # fmt: skip
     assert analysis.returncode == 0, analysis.stderr
     assert ": 2 episodes" in analysis.stdout and "earlier version" not in analysis.stdout
-    renamed = {**spec, "models": [{**model, "name": "mock-planner-2"}]}
-    refused = cli(write_spec(path, renamed), out, "--workers", "1")
+    # Another model is another condition (runner.versions); another setting of this one is
+    # a change of what its episodes measure.
+    effort = {**spec, "models": [{**model, "client": {"reasoning_effort": "high"}}]}
+    refused = cli(write_spec(path, effort), out, "--workers", "1")
     assert refused.returncode == 2 and "another version of this spec" in refused.stderr

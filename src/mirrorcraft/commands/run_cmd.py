@@ -20,6 +20,7 @@ from mirrorcraft.commands.common import (
     positive_int,
 )
 from mirrorcraft.commands.run_guards import (
+    Resume,
     check_resume,
     locked,
     no_action_note,
@@ -46,6 +47,7 @@ from mirrorcraft.runner.spec import (
     run_identity,
 )
 from mirrorcraft.runner.store import ResultStore, StoreError
+from mirrorcraft.runner.versions import VERSIONS_KEY, Lineage, with_version
 from mirrorcraft.world.registry import world_problem
 
 VIEWER_LIMIT = 1000
@@ -303,7 +305,7 @@ def _run_locked(
     dispatchers: list[Dispatcher] = []
     with store:
         identity = run_identity(spec, store.meta)
-        stale = check_resume(
+        resume = check_resume(
             store,
             identity,
             spec.rules,
@@ -312,7 +314,9 @@ def _run_locked(
             allow=args.allow_changed_spec,
             real_server=bool(backend_options),
             agents={e.id: agent_origin(e.name, e.options) for e in spec.agent_entries},
+            lineage=Lineage.of(spec, conditions, store.meta),
         )
+        stale = resume.stale
         incomplete = store.incomplete_ids()
         if incomplete:
             print(
@@ -338,10 +342,18 @@ def _run_locked(
             preflight_remote(
                 j.agent_ref for j in jobs if j.agent_ref.startswith(("http://", "https://"))
             )
-        store.set_meta("spec", spec.public_dump())
-        store.set_meta("spec_hash", identity)
-        store.set_meta(IDENTITY_KEY, spec.hash)
-        store.set_meta("software_version", __version__)
+        _say_versions(resume, identity)
+        store.restamp(
+            resume.carried,
+            identity,
+            {
+                "spec": spec.public_dump(),
+                "spec_hash": identity,
+                IDENTITY_KEY: spec.hash,
+                VERSIONS_KEY: with_version(store.meta, identity, spec.public_dump()),
+                "software_version": __version__,
+            },
+        )
         where = f"with {args.workers} worker(s)"
         if args.executor == "ray":
             where = f"on the Ray cluster at {args.address}" if args.address else "on a local Ray"
@@ -396,6 +408,26 @@ def _run_locked(
     if not args.no_report:
         print(f"report: {_report(out, loaded, summary)}")
     return 0 if not failed else 1
+
+
+def _say_versions(resume: Resume, identity: str) -> None:
+    """Say which stored episodes of earlier versions of the spec count for it now, and how
+    many belong to conditions it no longer lists."""
+    if resume.carried:
+        print(
+            f"{len(resume.carried)} stored episode(s) ran under an earlier version of this spec "
+            "that measured them as it does now (only its description, checkpoints or list of "
+            f"conditions changed): they count as its episodes (now stamped {identity})",
+            file=sys.stderr,
+        )
+    if resume.removed:
+        print(
+            f"{resume.removed} stored episode(s) belong to conditions this spec no longer "
+            "lists (or were left behind by --allow-changed-spec): kept in the database, not "
+            "run, left out of the analysis (counted as episodes of an earlier version of the "
+            "spec)",
+            file=sys.stderr,
+        )
 
 
 def _summary(db: Path, spec: ExperimentSpec) -> tuple[Any, dict[str, Any]]:

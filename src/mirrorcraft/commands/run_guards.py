@@ -6,15 +6,23 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mirrorcraft.agents.registry import MOCK_MODEL
 from mirrorcraft.commands.common import UserError, model_error
 from mirrorcraft.runner.dispatch import Dispatcher
-from mirrorcraft.runner.guards import ChangedSpecError, Fingerprints, stale_episodes
+from mirrorcraft.runner.guards import (
+    ChangedSpecError,
+    Fingerprints,
+    carried,
+    removed,
+    stale_episodes,
+)
 from mirrorcraft.runner.runlock import RunLock, RunLocked
 from mirrorcraft.runner.spec import ModelSpec
 from mirrorcraft.runner.store import ResultStore
+from mirrorcraft.runner.versions import Lineage
 
 
 @contextmanager
@@ -40,6 +48,7 @@ def fingerprints(
     *,
     real_server: bool,
     agents: Mapping[str, Mapping[str, str]] | None = None,
+    lineage: Lineage | None = None,
 ) -> Fingerprints:
     from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
     from mirrorcraft.body.config import body_fingerprint
@@ -54,7 +63,21 @@ def fingerprints(
         {a: dict(origin) for a, origin in (agents or {}).items()},
         body_fingerprint("mineflayer" if real_server else "sim"),
         {t: task_fingerprint(task) for t, task in task_table().items()},
+        lineage,
     )
+
+
+@dataclass
+class Resume:
+    """What ``check_resume`` found among the stored episodes."""
+
+    stale: set[str] = field(default_factory=set)
+    """Episodes that differ from the spec now (run again under --allow-changed-spec)."""
+    carried: list[str] = field(default_factory=list)
+    """Episodes of another version of the spec that measure what it asks now: to stamp with
+    the spec hash now (``store.restamp``), so that they count as its episodes."""
+    removed: int = 0
+    """Episodes of conditions the spec no longer lists (kept, left out of the analysis)."""
 
 
 def check_resume(
@@ -67,15 +90,19 @@ def check_resume(
     allow: bool,
     real_server: bool = False,
     agents: Mapping[str, Mapping[str, str]] | None = None,
-) -> set[str]:
+    lineage: Lineage | None = None,
+) -> Resume:
     """Refuse to resume over episodes of another spec, rule set, world, body, task definition
-    or user agent (its import path, package version or options; unless ``allow``); returns
-    the stored episodes that differ (to run again)."""
+    or user agent (its import path, package version or options; unless ``allow``); says
+    which stored episodes differ (to run again) and, given the grid spec's ``lineage``,
+    which of another spec version still count and how many the spec no longer lists."""
     records = list(store.records())
     if not records:
-        return set()
+        return Resume()
     stored_worlds = sorted({r.world for r in records} & set(worlds))
-    now = fingerprints(spec_hash, rules, stored_worlds, real_server=real_server, agents=agents)
+    now = fingerprints(
+        spec_hash, rules, stored_worlds, real_server=real_server, agents=agents, lineage=lineage
+    )
     try:
         stale = stale_episodes(records, now, folder, allow=allow)
     except ChangedSpecError as exc:
@@ -86,7 +113,7 @@ def check_resume(
             "those the spec still asks for run again, the rest are left out of the analysis",
             file=sys.stderr,
         )
-    return stale
+    return Resume(stale, carried(records, now, stale), removed(records, now))
 
 
 def preflight(models: Sequence[ModelSpec], used: set[str]) -> None:

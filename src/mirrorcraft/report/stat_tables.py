@@ -271,7 +271,8 @@ def excluded_notes(excluded: dict[str, int]) -> list[str]:
         if status == "earlier_spec":
             out.append(
                 f"left out: {n} episode(s) of an earlier version of the spec (kept in the "
-                "database; the folder was resumed with --allow-changed-spec)"
+                "database: conditions the spec that ran last no longer lists, or episodes "
+                "it measures otherwise, left behind with --allow-changed-spec)"
             )
         elif status == "trace_mismatch":
             out.append(

@@ -3,7 +3,10 @@
 Before a run continues in a folder that already holds evaluated episodes, each
 stored record is compared with what the run would produce now: the spec hash
 (``ExperimentSpec.hash``: everything that changes results; not the ``execution``
-block nor the model client's transport settings), the fingerprint of each rule
+block nor the model client's transport settings; for a grid, a record of another
+version of the spec that measures what the spec now asks of its episode counts as
+this spec's, and one of a condition the spec no longer lists is kept and left out:
+``runner.versions``), the fingerprint of each rule
 set it names (a suite manifest or datapack edited in place), the vanilla rules
 (another software version), on the embedded simulator each world (a biome
 spec file edited in place), the body (the simulator's behaviour version, the body
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mirrorcraft.runner.records import EpisodeRecord
+from mirrorcraft.runner.versions import CHANGED, REMOVED, SAME, Lineage
 
 
 class ChangedSpecError(Exception):
@@ -46,6 +50,15 @@ class Fingerprints:
     """The body's fingerprint now, for the backend the run uses (empty: not compared)."""
     tasks: dict[str, str] = field(default_factory=dict)
     """Task id -> its definition's fingerprint now (tasks that no longer exist are absent)."""
+    lineage: Lineage | None = None
+    """The grid spec now, judging records of other spec versions (``runner.versions``); None:
+    any other spec hash is a change (accumulation runs, whose streams' order matters)."""
+
+    def verdict(self, r: EpisodeRecord) -> str:
+        """``SAME`` for a record stamped with this spec hash (or none), else the lineage's."""
+        if not r.spec_hash or r.spec_hash == self.spec_hash:
+            return SAME
+        return CHANGED if self.lineage is None else self.lineage.verdict(r)
 
 
 @dataclass
@@ -66,7 +79,10 @@ def compare(records: Iterable[EpisodeRecord], now: Fingerprints) -> list[Mismatc
         found.setdefault(key, Mismatch(what, name, stored, current)).episodes.append(episode)
 
     for r in records:
-        if r.spec_hash and r.spec_hash != now.spec_hash:
+        verdict = now.verdict(r)
+        if verdict == REMOVED:
+            continue  # a condition the spec no longer lists: kept, left out of the analysis
+        if verdict == CHANGED:
             add("spec", "", r.spec_hash, now.spec_hash, r.episode_id)
             continue
         current = now.rules.get(r.rules)
@@ -110,9 +126,10 @@ def explain(m: Mismatch, folder: Path) -> str:
     if m.what == "spec":
         return (
             f"{folder} holds {n} episode(s) of another version of this spec (hash {m.stored}, "
-            f"now {m.now}): a setting that changes results was edited (tasks, budgets, agents, "
-            f"models...); {ways} to run the new spec beside them (analysis then reads only "
-            "the new spec's episodes)"
+            f"now {m.now}): a setting that changes what they measure was edited (a budget, "
+            f"the seed, the call budget, a model's settings, an agent's options or the "
+            f"configuration behind its label...); {ways} to run the new spec beside them "
+            "(analysis then reads only the new spec's episodes)"
         )
     rerun = "to rerun them (the old records are kept in the superseded table)"
     if m.what == "rules":
@@ -147,6 +164,24 @@ def explain(m: Mismatch, folder: Path) -> str:
         f"episodes have {m.stored}): the spec file changed since they ran; restore it, "
         f"{ways} {rerun}"
     )
+
+
+def carried(records: Iterable[EpisodeRecord], now: Fingerprints, stale: set[str]) -> list[str]:
+    """Stored episodes of another spec version that measure what the spec now asks of them
+    (``runner.versions.SAME``) and are not stale: they count as the spec's episodes."""
+    return [
+        r.episode_id
+        for r in records
+        if r.spec_hash
+        and r.spec_hash != now.spec_hash
+        and r.episode_id not in stale
+        and now.verdict(r) == SAME
+    ]
+
+
+def removed(records: Iterable[EpisodeRecord], now: Fingerprints) -> int:
+    """Stored episodes of conditions the spec no longer lists (kept, left out of analysis)."""
+    return sum(1 for r in records if now.verdict(r) == REMOVED)
 
 
 def stale_episodes(

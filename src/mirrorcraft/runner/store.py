@@ -263,6 +263,28 @@ class ResultStore:
                     (episode_id, INFRA_FAULT, json.dumps(doc, sort_keys=True)),
                 )
 
+    def restamp(self, episode_ids: Sequence[str], spec_hash: str, meta: dict[str, Any]) -> None:
+        """Stamp ``spec_hash`` on these evaluated episodes (of an earlier version of the spec
+        that measure what the spec now asks of them: ``runner.versions``) and write ``meta``,
+        in one transaction: the analysis then reads them as the spec's episodes."""
+        with self._transaction():
+            for eid in episode_ids:
+                row = self.db.execute(
+                    "SELECT record FROM episodes WHERE episode_id = ? AND status = ?", (eid, OK)
+                ).fetchone()
+                if row is None:
+                    continue
+                doc = json.loads(row[0])
+                doc["spec_hash"] = spec_hash
+                self.db.execute(
+                    "UPDATE episodes SET record = ? WHERE episode_id = ?",
+                    (json.dumps(doc, sort_keys=True), eid),
+                )
+            self.db.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                [(k, json.dumps(v, sort_keys=True)) for k, v in meta.items()],
+            )
+
     def _transaction(self) -> _Tx:
         return _Tx(self.db, self.path)
 
