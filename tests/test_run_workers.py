@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,19 @@ class ExitingAgent(_Waiting):
             import os
 
             os._exit(3)
+        return Decision({"skill": "wait", "args": {"ticks": 1}}, thought="once")
+
+
+class KillingAgent(_Waiting):
+    # Its worker is killed at its second action, every time: as the OOM killer would.
+    name = "killing"
+
+    def act(self, obs):
+        if obs.step >= 1:
+            import os
+            import signal
+
+            os.kill(os.getpid(), signal.SIGKILL)
         return Decision({"skill": "wait", "args": {"ticks": 1}}, thought="once")
 
 
@@ -287,3 +301,61 @@ def test_an_agent_ending_its_worker_or_raising_an_interrupt_is_its_own_error(
         ("InterruptedLoopAgent", "KeyboardInterrupt: "),
     ]
     assert {(r["termination"], r["actions_used"]) for r in records} == {("agent_error", 1)}
+
+
+def _rerun(cmd: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    environ = env()
+    environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(tmp_path), environ.get("PYTHONPATH")])
+    )
+    return subprocess.run(cmd, capture_output=True, text=True, env=environ, timeout=600)
+
+
+def test_an_episode_whose_worker_dies_every_time_is_given_up_across_reruns(
+    tmp_path: Path,
+) -> None:
+    """An episode whose worker died every time (the OOM killer, a crash in native code) was
+    retried ``max_attempts`` times in every rerun, forever. Its worker faults now count
+    over all runs: at ``execution.max_worker_faults`` it is stored as given up, not run
+    again, and analyze says so; raising the setting tries it again."""
+    spec = {
+        **PLANNERS,
+        "worlds": ["plains-1"],
+        "rules": ["vanilla"],
+        "agents": ["test_agents:KillingAgent", "vanilla-planner"],
+        "repetitions": 1,
+        "budget": 20,
+        "execution": {"max_attempts": 2, "retry_delay_s": 0, "max_worker_faults": 3},
+    }
+    proc, db, cmd = _start(tmp_path, spec)
+    _stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 1, stderr
+    assert [k for _, k, _ in faults(db)] == ["worker", "worker"]  # two attempts in this run
+
+    second = _rerun(cmd, tmp_path)  # one attempt left before the cap
+    assert second.returncode == 1, second.stderr
+    assert len(faults(db)) == 3
+    assert "1 given up after their worker died on every attempt" in second.stdout
+    (row,) = rows(db, "SELECT record FROM episodes WHERE status = 'given_up'")
+    assert "given up after 3 worker fault(s) over all runs" in row[0]
+
+    third = _rerun(cmd, tmp_path)  # not run again: the loop ends
+    assert third.returncode == 0, third.stderr
+    assert "1 episode(s) given up" in third.stderr and "running 0" in third.stderr
+    assert len(faults(db)) == 3
+    analysis = subprocess.run(
+        [sys.executable, "-m", "mirrorcraft.cli", "analyze", str(db)],
+        capture_output=True, text=True, env=env(), timeout=300,
+    )  # fmt: skip
+    assert analysis.returncode == 0, analysis.stderr
+    assert "left out: 1 episode(s) given up: the worker process running each died" in (
+        analysis.stdout
+    )
+    assert "finishes them (all but the 1 given up" in analysis.stdout
+
+    raised = {**spec, "execution": {**spec["execution"], "max_worker_faults": 4}}
+    write_spec(tmp_path / "spec.yaml", raised)
+    fourth = _rerun(cmd, tmp_path)
+    assert fourth.returncode == 1, fourth.stderr
+    assert "running 1" in fourth.stderr and len(faults(db)) == 4
+    assert rows(db, "SELECT COUNT(*) FROM episodes WHERE status = 'given_up'") == [(1,)]

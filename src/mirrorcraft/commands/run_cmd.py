@@ -325,10 +325,20 @@ def _run_locked(
                 file=sys.stderr,
             )
         finished = store.finished_ids() - stale
+        wanted = {c.episode_id for c in conditions}
+        given_up = set(store.give_up_faulty(spec.execution.max_worker_faults)) & wanted
+        if given_up:
+            print(
+                f"{len(given_up)} episode(s) given up: their worker process died (or the "
+                f"harness failed) {spec.execution.max_worker_faults} time(s) or more over earlier "
+                "runs; they are not run (status given_up; the faults table keeps each "
+                "attempt): raise execution.max_worker_faults to try them again",
+                file=sys.stderr,
+            )
         jobs = plan_jobs(
             spec,
             conditions,
-            finished,
+            finished | given_up,
             cache_path=out / "llm_cache.sqlite",
             backend_options=backend_options,
             spec_hash=identity,

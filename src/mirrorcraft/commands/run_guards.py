@@ -176,16 +176,18 @@ def preflight_remote(urls: Iterable[str], timeout_s: float = 5.0) -> None:
 
 def not_finished_message(missing: int, dispatchers: Sequence[Dispatcher]) -> str:
     """The closing line for a run that left episodes unfinished, saying why and what next."""
-    faults = stopped = 0
+    faults = stopped = given_up = 0
     reasons: dict[str, None] = {}
     for d in dispatchers:
         for _entry, why in d.left:
             if why.startswith(("configuration error", "endpoint failing")):
                 stopped += 1
                 reasons[why] = None
+            elif why.startswith("given up"):
+                given_up += 1
             else:
                 faults += 1
-    other = max(missing - faults - stopped, 0)
+    other = max(missing - faults - stopped - given_up, 0)
     parts = []
     if faults:
         parts.append(f"{faults} after repeated infrastructure faults")
@@ -193,11 +195,19 @@ def not_finished_message(missing: int, dispatchers: Sequence[Dispatcher]) -> str
         parts.append(f"{stopped} held back from an endpoint that kept failing or is misconfigured")
     if other:
         parts.append(f"{other} not run (--limit, or interrupted)")
-    lines = [
-        f"{missing} episode(s) not finished ({', '.join(parts)}); rerun the same command to "
-        "retry them: every unfinished episode gets fresh attempts (the faults table keeps "
-        "each fault for the record)"
-    ]
+    if given_up:
+        parts.append(
+            f"{given_up} given up after their worker died on every attempt (status given_up: "
+            "not run again unless execution.max_worker_faults is raised)"
+        )
+    which = "the others" if given_up else "them"
+    retry = (
+        f"; rerun the same command to retry {which}: every unfinished episode gets fresh "
+        "attempts (the faults table keeps each fault for the record)"
+        if missing > given_up
+        else ""
+    )
+    lines = [f"{missing} episode(s) not finished ({', '.join(parts)}){retry}"]
     lines += [f"  {why}" for why in reasons if why.startswith("configuration error")]
     return "\n".join(lines)
 

@@ -279,6 +279,12 @@ def excluded_notes(excluded: dict[str, int]) -> list[str]:
                 f"left out: {n} episode(s) whose step rows disagree with actions_used "
                 "(edited or damaged traces; the next run reruns them)"
             )
+        elif status == "given_up":
+            out.append(
+                f"left out: {n} episode(s) given up: the worker process running each died (or "
+                "the harness failed) on every attempt, execution.max_worker_faults times over "
+                "all runs; never scored (the faults table keeps each attempt)"
+            )
         else:
             out.append(f"left out: {n} infrastructure record(s) ({status}), never scored")
     return out
@@ -289,11 +295,18 @@ def unfinished_note(summary: Summary) -> str | None:
     left = summary["episodes"].get("unfinished")
     if not left or not left["missing"]:
         return None
+    given_up = summary["episodes"].get("excluded", {}).get("given_up", 0)
+    but = (
+        f" (all but the {given_up} given up, which it runs again only once "
+        "execution.max_worker_faults is raised)"
+        if given_up
+        else ""
+    )
     return (
         f"not run yet: {left['missing']} of the {left['planned']} episodes its spec plans "
         "(a run cut short with --limit or interrupted, or episodes that faulted); the "
         "tables cover the episodes stored. `mirrorcraft run` with the same spec and "
-        "--out finishes them"
+        f"--out finishes them{but}"
     )
 
 

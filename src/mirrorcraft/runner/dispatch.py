@@ -223,8 +223,9 @@ class Dispatcher:
             self.breaker.release(e.endpoint)
         self.pending.insert(0, e)
 
-    def faulted(self, e: Entry, fault: Fault) -> bool:
-        """Apply the policy to a fault; True when the episode is queued again in this run."""
+    def faulted(self, e: Entry, fault: Fault, give_up: str | None = None) -> bool:
+        """Apply the policy to a fault; True when the episode is queued again in this run.
+        With ``give_up`` (why) it is not, whatever the attempts left."""
         now = self.clock()
         if not (e.probe and fault.endpoint and fault.kind != "config"):
             e.attempts += 1
@@ -236,6 +237,9 @@ class Dispatcher:
             if why is not None:
                 self.left.append((e, why))
                 return False
+        if give_up is not None:
+            self.left.append((e, give_up))
+            return False
         if e.attempts >= self.policy.max_attempts:
             self.left.append((e, f"{e.attempts} fault(s) in this run, the last: {fault.kind}"))
             return False

@@ -22,7 +22,7 @@ from mirrorcraft.runner.pool import NOT_STARTED, WorkerPool
 from mirrorcraft.runner.progress import Progress
 from mirrorcraft.runner.records import EpisodeRecord
 from mirrorcraft.runner.spec import ExecutionSpec
-from mirrorcraft.runner.store import ResultStore
+from mirrorcraft.runner.store import ResultStore, given_up_reason
 
 POLL_S = 1.0
 QUEUE_DEPTH = 2
@@ -85,7 +85,13 @@ class Recorder:
         )
         self.progress.failed += 1
         self.progress.fault_kinds[fault.kind] += 1
-        if not self.dispatcher.faulted(entry, fault):
+        why = None
+        cap = self.dispatcher.policy.max_worker_faults
+        episode_id = job.condition.episode_id
+        if fault.kind == "worker" and (n := self.store.fault_count(episode_id, "worker")) >= cap:
+            why = given_up_reason(n, cap)
+            self.store.give_up(episode_id, why)
+        if not self.dispatcher.faulted(entry, fault, why):
             self.progress.left += 1
 
 

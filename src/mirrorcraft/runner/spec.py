@@ -164,6 +164,15 @@ class ExecutionSpec(BaseModel):
         strict=True,
         description="attempts per episode within one run (a rerun starts afresh)",
     )
+    max_worker_faults: int = Field(
+        3,
+        ge=1,
+        le=1000,
+        strict=True,
+        description="worker faults (a dead worker process, an internal error) one episode may "
+        "meet over all runs of a folder; then it is given up: stored with status given_up "
+        "and not run again until this is raised",
+    )
     retry_delay_s: float = Field(
         10.0, ge=0, description="wait before a faulted episode runs again; doubles each time"
     )

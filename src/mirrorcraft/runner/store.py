@@ -50,6 +50,17 @@ FAULT_COLUMNS = {
 
 OK = "ok"
 INFRA_FAULT = "infra_fault"
+GIVEN_UP = "given_up"
+"""Status of an episode whose worker faults reached ``execution.max_worker_faults``."""
+
+
+def given_up_reason(faults: int, cap: int) -> str:
+    """Why an episode is given up (stored in its row, shown at the end of the run)."""
+    return (
+        f"given up after {faults} worker fault(s) over all runs (execution.max_worker_faults "
+        f"is {cap}): the process running it died, or the harness failed, every time; it is "
+        "not run again unless that setting is raised"
+    )
 
 
 class StoreError(Exception):
@@ -285,6 +296,55 @@ class ResultStore:
                 [(k, json.dumps(v, sort_keys=True)) for k, v in meta.items()],
             )
 
+    def worker_faults(self) -> dict[str, int]:
+        """Episode id -> its stored ``worker`` faults over all runs (dead worker processes,
+        internal errors), for episodes not stored as evaluated."""
+        rows = self.db.execute(
+            "SELECT f.episode_id, COUNT(*) FROM faults f LEFT JOIN episodes e"
+            " ON e.episode_id = f.episode_id WHERE f.kind = 'worker'"
+            " AND (e.status IS NULL OR e.status != ?) GROUP BY f.episode_id",
+            (OK,),
+        )
+        return {str(e): int(n) for e, n in rows}
+
+    def give_up_faulty(self, cap: int) -> dict[str, int]:
+        """Store as given up every unfinished episode with ``cap`` or more worker faults,
+        and as pending again (``INFRA_FAULT``) one given up under a lower cap; returns the
+        given-up episodes with their worker faults."""
+        counts = self.worker_faults()
+        out = {e: n for e, n in counts.items() if n >= cap}
+        for e, n in out.items():
+            self.give_up(e, given_up_reason(n, cap))
+        with self._transaction():
+            for (e,) in self.db.execute(
+                "SELECT episode_id FROM episodes WHERE status = ?", (GIVEN_UP,)
+            ).fetchall():
+                if e not in out:
+                    self.db.execute(
+                        "UPDATE episodes SET status = ? WHERE episode_id = ?", (INFRA_FAULT, e)
+                    )
+        return out
+
+    def give_up(self, episode_id: str, reason: str) -> None:
+        """Store an unfinished episode as given up (``GIVEN_UP``): its row keeps the
+        condition and last fault ``write_fault`` stored, with ``reason`` added; an
+        evaluated episode is left as it is."""
+        with self._transaction():
+            row = self.db.execute(
+                "SELECT status, record FROM episodes WHERE episode_id = ?", (episode_id,)
+            ).fetchone()
+            if row is None or row[0] == OK:
+                return
+            try:
+                doc = json.loads(row[1])
+            except ValueError:
+                doc = {}
+            doc = {**(doc if isinstance(doc, dict) else {}), "given_up": reason}
+            self.db.execute(
+                "UPDATE episodes SET status = ?, record = ? WHERE episode_id = ?",
+                (GIVEN_UP, json.dumps(doc, sort_keys=True), episode_id),
+            )
+
     def _transaction(self) -> _Tx:
         return _Tx(self.db, self.path)
 
@@ -310,9 +370,11 @@ class ResultStore:
         )
         return [(str(k), str(c), str(m), str(e)) for k, c, m, e in rows]
 
-    def fault_count(self, episode_id: str) -> int:
+    def fault_count(self, episode_id: str, kind: str | None = None) -> int:
+        """Stored faults of an episode over all runs (of one ``kind``, or all)."""
         (n,) = self.db.execute(
-            "SELECT COUNT(*) FROM faults WHERE episode_id = ?", (episode_id,)
+            "SELECT COUNT(*) FROM faults WHERE episode_id = ? AND (? IS NULL OR kind = ?)",
+            (episode_id, kind, kind),
         ).fetchone()
         return int(n)
 
