@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from mirrorcraft.llm.fakeserver import Fail, FakeOpenAIServer
+from mirrorcraft.runner.accumulation import AccumulationSpec
 from mirrorcraft.runner.runlock import LOCK_NAME
 from tests.runcli import (
     KEY_ENV,
@@ -215,13 +216,28 @@ ACCUMULATION: dict[str, Any] = {
 }
 
 
+def parse_accumulation(doc: dict[str, Any]) -> AccumulationSpec:
+    return AccumulationSpec.model_validate(doc)
+
+
 def test_accumulation_runs_share_the_lock_guards_and_preflight(tmp_path: Path) -> None:
     out = tmp_path / "out"
     path = tmp_path / "acc.yaml"
     assert cli(write_spec(path, ACCUMULATION), out, "--workers", "1").returncode == 0
+    # Prose is not a change (it was refused, with no --allow-changed-spec to turn to); any
+    # other edit of an accumulation spec is, as a stream's later episodes depend on it all.
+    reworded = {**ACCUMULATION, "description": "cold start only"}
+    resumed = cli(write_spec(path, reworded), out, "--workers", "1")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "0 run now, 1 already done" in resumed.stderr
+    (record,) = ok_records(out / "results.sqlite").values()
+    assert record["spec_hash"] == parse_accumulation(reworded).hash
     changed = {**ACCUMULATION, "budget": 25}
     refused = cli(write_spec(path, changed), out, "--workers", "1")
     assert refused.returncode == 2 and "another version of this spec" in refused.stderr
+    # It offered --allow-changed-spec, which the accumulation run then refused.
+    assert "or pass --allow-changed-spec" not in refused.stderr
+    assert "does not apply to accumulation runs" in refused.stderr
     allowed = cli(path, out, "--workers", "1", "--allow-changed-spec")
     assert allowed.returncode == 2 and "does not apply to accumulation runs" in allowed.stderr
     with FakeOpenAIServer(default=Fail(403, message="forbidden")) as server:

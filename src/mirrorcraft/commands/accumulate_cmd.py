@@ -23,6 +23,7 @@ from mirrorcraft.runner.accumulation import AccumulationSpec
 from mirrorcraft.runner.fault_report import fault_table, group_faults
 from mirrorcraft.runner.spec import ModelSpec, validation_message
 from mirrorcraft.runner.store import StoreError
+from mirrorcraft.runner.versions import ProseOnly
 from mirrorcraft.safeload import DataError, load_yaml_file
 from mirrorcraft.world.registry import world_problem
 
@@ -176,7 +177,26 @@ def _run_locked(
         runner.check_store_names()  # before the preflight's calls
         origins = _user_agent_origins(spec)
         for db in (runner.train_db, runner.eval_db):
-            check_resume(db, runner.spec_hash, rules, worlds, out, allow=False, agents=origins)
+            judge = ProseOnly.of(spec.public_dump(), db.meta)
+            found = check_resume(
+                db,
+                runner.spec_hash,
+                rules,
+                worlds,
+                out,
+                allow=False,
+                agents=origins,
+                lineage=judge,
+                allowable=False,
+            )
+            runner.carried.append(found.carried)
+        if carried := sum(len(c) for c in runner.carried):
+            print(
+                f"{carried} stored episode(s) ran under a version of this spec that differs "
+                f"from it only in its description: they count as its episodes (now stamped "
+                f"{runner.spec_hash})",
+                file=sys.stderr,
+            )
         if spec.execution.preflight:
             preflight(spec.models, {m.name for m in spec.models})
         runner.train_db.set_meta("software_version", __version__)

@@ -22,7 +22,7 @@ from mirrorcraft.runner.guards import (
 from mirrorcraft.runner.runlock import RunLock, RunLocked
 from mirrorcraft.runner.spec import ModelSpec
 from mirrorcraft.runner.store import ResultStore
-from mirrorcraft.runner.versions import Lineage
+from mirrorcraft.runner.versions import Judge
 
 
 @contextmanager
@@ -48,7 +48,7 @@ def fingerprints(
     *,
     real_server: bool,
     agents: Mapping[str, Mapping[str, str]] | None = None,
-    lineage: Lineage | None = None,
+    lineage: Judge | None = None,
 ) -> Fingerprints:
     from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
     from mirrorcraft.body.config import body_fingerprint
@@ -90,12 +90,14 @@ def check_resume(
     allow: bool,
     real_server: bool = False,
     agents: Mapping[str, Mapping[str, str]] | None = None,
-    lineage: Lineage | None = None,
+    lineage: Judge | None = None,
+    allowable: bool = True,
 ) -> Resume:
     """Refuse to resume over episodes of another spec, rule set, world, body, task definition
     or user agent (its import path, package version or options; unless ``allow``); says
     which stored episodes differ (to run again) and, given the grid spec's ``lineage``,
-    which of another spec version still count and how many the spec no longer lists."""
+    which of another spec version still count and how many the spec no longer lists.
+    Without ``allowable`` (accumulation runs) a refusal does not offer the flag."""
     records = list(store.records())
     if not records:
         return Resume()
@@ -104,7 +106,7 @@ def check_resume(
         spec_hash, rules, stored_worlds, real_server=real_server, agents=agents, lineage=lineage
     )
     try:
-        stale = stale_episodes(records, now, folder, allow=allow)
+        stale = stale_episodes(records, now, folder, allow=allow, allowable=allowable)
     except ChangedSpecError as exc:
         raise UserError(str(exc)) from None
     if stale:

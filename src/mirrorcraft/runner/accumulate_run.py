@@ -37,6 +37,7 @@ from mirrorcraft.runner.loops import new_run_id, run_timed, secrets_of
 from mirrorcraft.runner.pool import WorkerPool
 from mirrorcraft.runner.spec import IDENTITY_KEY, run_identity
 from mirrorcraft.runner.store import ResultStore
+from mirrorcraft.runner.versions import VERSIONS_KEY, with_version
 
 LIMITED = "left for a later run by --limit"
 
@@ -87,6 +88,9 @@ class AccumulationRunner:
             identity = run_identity(spec, self.train_db.meta)
         self.spec_hash = identity
         """The hash stamped on this run's episodes (``spec.run_identity``)."""
+        self.carried: list[list[str]] = []
+        """Per database (training, evaluation): stored episodes of a version of the spec that
+        differs only in prose, to stamp with this run's hash (``runner.versions``)."""
         self.outcome = Outcome()
         self.ready: dict[str, asyncio.Event] = {}
         self.failed: dict[str, str] = {}
@@ -203,10 +207,17 @@ class AccumulationRunner:
         self.check_store_names()
         self.stores.mkdir(parents=True, exist_ok=True)
         self.check_stores()
-        for db in (self.train_db, self.eval_db):
-            db.set_meta("spec", self.spec.public_dump())
-            db.set_meta("spec_hash", self.spec_hash)
-            db.set_meta(IDENTITY_KEY, self.spec.hash)
+        dump = self.spec.public_dump()
+        for db, carried in zip(
+            (self.train_db, self.eval_db), self.carried or [[], []], strict=True
+        ):
+            meta = {
+                "spec": dump,
+                "spec_hash": self.spec_hash,
+                IDENTITY_KEY: self.spec.hash,
+                VERSIONS_KEY: with_version(db.meta, self.spec_hash, dump),
+            }
+            db.restamp(carried, self.spec_hash, meta)
         asyncio.run(self._main())
         return self.outcome
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mirrorcraft.runner.records import EpisodeRecord
-from mirrorcraft.runner.versions import CHANGED, REMOVED, SAME, Lineage
+from mirrorcraft.runner.versions import CHANGED, REMOVED, SAME, Judge
 
 
 class ChangedSpecError(Exception):
@@ -50,9 +50,9 @@ class Fingerprints:
     """The body's fingerprint now, for the backend the run uses (empty: not compared)."""
     tasks: dict[str, str] = field(default_factory=dict)
     """Task id -> its definition's fingerprint now (tasks that no longer exist are absent)."""
-    lineage: Lineage | None = None
-    """The grid spec now, judging records of other spec versions (``runner.versions``); None:
-    any other spec hash is a change (accumulation runs, whose streams' order matters)."""
+    lineage: Judge | None = None
+    """The spec now, judging records of other spec versions (``runner.versions``); None:
+    any other spec hash is a change."""
 
     def verdict(self, r: EpisodeRecord) -> str:
         """``SAME`` for a record stamped with this spec hash (or none), else the lineage's."""
@@ -120,18 +120,30 @@ def agent_change(stored: dict[str, str], now: dict[str, str] | None) -> tuple[st
     return describe(stored), describe(now)
 
 
-def explain(m: Mismatch, folder: Path) -> str:
+NO_FLAG = (
+    "use another --out (--allow-changed-spec does not apply to accumulation runs: their "
+    "knowledge stores cannot mix two specs)"
+)
+
+
+def explain(m: Mismatch, folder: Path, *, allowable: bool = True) -> str:
+    """One line for a mismatch; without ``allowable`` (accumulation runs) it offers only
+    another ``--out``, as ``--allow-changed-spec`` is refused there."""
     n = len(m.episodes)
-    ways = "use another --out, or pass --allow-changed-spec"
+    ways = "use another --out, or pass --allow-changed-spec" if allowable else NO_FLAG
     if m.what == "spec":
+        beside = (
+            " to run the new spec beside them (analysis then reads only the new spec's episodes)"
+            if allowable
+            else ""
+        )
         return (
             f"{folder} holds {n} episode(s) of another version of this spec (hash {m.stored}, "
             f"now {m.now}): a setting that changes what they measure was edited (a budget, "
             f"the seed, the call budget, a model's settings, an agent's options or the "
-            f"configuration behind its label...); {ways} to run the new spec beside them "
-            "(analysis then reads only the new spec's episodes)"
+            f"configuration behind its label...); {ways}{beside}"
         )
-    rerun = "to rerun them (the old records are kept in the superseded table)"
+    rerun = "to rerun them (the old records are kept in the superseded table)" if allowable else ""
     if m.what == "rules":
         return (
             f"rule set {m.name!r} changed since its {n} stored episode(s) ran (fingerprint "
@@ -185,10 +197,16 @@ def removed(records: Iterable[EpisodeRecord], now: Fingerprints) -> int:
 
 
 def stale_episodes(
-    records: Iterable[EpisodeRecord], now: Fingerprints, folder: Path, *, allow: bool
+    records: Iterable[EpisodeRecord],
+    now: Fingerprints,
+    folder: Path,
+    *,
+    allow: bool,
+    allowable: bool = True,
 ) -> set[str]:
-    """Stored episodes that no longer match; refuses (``ChangedSpecError``) unless ``allow``."""
+    """Stored episodes that no longer match; refuses (``ChangedSpecError``) unless ``allow``
+    (``allowable``: whether ``--allow-changed-spec`` may be offered)."""
     mismatches = compare(records, now)
     if mismatches and not allow:
-        raise ChangedSpecError(explain(mismatches[0], folder))
+        raise ChangedSpecError(explain(mismatches[0], folder, allowable=allowable).rstrip())
     return {e for m in mismatches for e in m.episodes}

@@ -222,6 +222,13 @@ def identity_json(
     ``endpoints`` gives the hash as earlier versions took it, with the base URLs in: the
     spec's own, or those it maps by model name (see ``run_identity``)."""
     doc = model.model_dump(mode="json", exclude={"execution", *leave_out})
+    return json.dumps(identity_doc(doc, endpoints), separators=(",", ":"), ensure_ascii=False)
+
+
+def identity_doc(
+    doc: dict[str, Any], endpoints: Mapping[str, str | None] | None = None
+) -> dict[str, Any]:
+    """A spec's JSON (``model_dump``) as ``identity_json`` hashes it (changed in place)."""
     for m in doc.get("models") or []:
         if isinstance(m, dict) and isinstance(m.get("client"), dict):
             m["client"] = {k: v for k, v in m["client"].items() if k not in TRANSPORT_SETTINGS}
@@ -236,7 +243,7 @@ def identity_json(
     for v in doc.get("variants") or []:
         if isinstance(v, dict) and v.get("options") == {}:
             del v["options"]  # accumulation variants without options hash as they always did
-    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    return doc
 
 
 class ExperimentSpec(BaseModel):

@@ -22,6 +22,10 @@ A stored record of another spec version is, for the spec now (``Lineage.verdict`
   run refuses, as for any change of what an episode measures;
 * ``REMOVED``: its condition is no longer in the spec (or was left behind by an earlier
   ``--allow-changed-spec``): kept in the database, not run, left out of the analysis.
+
+An accumulation spec is judged whole (``ProseOnly``): a stream's order, its snapshots and
+what later episodes see depend on all of it, so only an edit of its ``description`` keeps
+the stored episodes.
 """
 
 from __future__ import annotations
@@ -29,13 +33,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from mirrorcraft.runner.records import EpisodeRecord
 from mirrorcraft.runner.spec import (
     TRANSPORT_SETTINGS,
     EpisodeCondition,
     ExperimentSpec,
+    identity_doc,
     runner_options,
 )
 
@@ -47,6 +52,12 @@ CHANGED = "changed"
 REMOVED = "removed"
 
 Slot = tuple[str, str, str, str, str, str, int]
+
+
+class Judge(Protocol):
+    def verdict(self, r: EpisodeRecord) -> str:
+        """``SAME``, ``CHANGED`` or ``REMOVED`` for a record of another spec version."""
+        ...
 
 
 def slot(c: EpisodeCondition | EpisodeRecord) -> Slot:
@@ -136,6 +147,30 @@ class Lineage:
         if old is None or now is None or episode_terms(old, r.agent, r.model) != now:
             return CHANGED
         return SAME
+
+
+def prose_free(doc: dict[str, Any]) -> str:
+    """A stored spec as comparable text, without what never changes an episode: its
+    ``description``, ``execution``, the model client's transport settings, base URLs."""
+    rest = {k: v for k, v in doc.items() if k not in ("description", "execution")}
+    return json.dumps(identity_doc(json.loads(json.dumps(rest))), sort_keys=True)
+
+
+@dataclass(frozen=True)
+class ProseOnly:
+    """An accumulation spec now: a record of another version counts only when that version
+    differs from it in prose alone (``prose_free``)."""
+
+    now: str
+    versions: dict[str, dict[str, Any]]
+
+    @classmethod
+    def of(cls, doc: dict[str, Any], meta: Callable[[str], Any]) -> ProseOnly:
+        return cls(prose_free(doc), stored_versions(meta))
+
+    def verdict(self, r: EpisodeRecord) -> str:
+        old = self.versions.get(r.spec_hash)
+        return SAME if old is not None and prose_free(old) == self.now else CHANGED
 
 
 def with_version(meta: Callable[[str], Any], spec_hash: str, doc: dict[str, Any]) -> dict[str, Any]:
