@@ -326,7 +326,7 @@ def _run_locked(
             )
         finished = store.finished_ids() - stale
         wanted = {c.episode_id for c in conditions}
-        given_up = set(store.give_up_faulty(spec.execution.max_worker_faults)) & wanted
+        given_up = set(store.give_up_faulty(spec.execution.max_worker_faults, wanted))
         if given_up:
             print(
                 f"{len(given_up)} episode(s) given up: their worker process died (or the "

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -307,12 +307,12 @@ class ResultStore:
         )
         return {str(e): int(n) for e, n in rows}
 
-    def give_up_faulty(self, cap: int) -> dict[str, int]:
-        """Store as given up every unfinished episode with ``cap`` or more worker faults,
-        and as pending again (``INFRA_FAULT``) one given up under a lower cap; returns the
-        given-up episodes with their worker faults."""
+    def give_up_faulty(self, cap: int, wanted: Collection[str]) -> dict[str, int]:
+        """Store as given up every unfinished episode of ``wanted`` with ``cap`` or more
+        worker faults, and as pending again (``INFRA_FAULT``) one given up under a lower
+        cap; returns the given-up episodes with their worker faults."""
         counts = self.worker_faults()
-        out = {e: n for e, n in counts.items() if n >= cap}
+        out = {e: n for e, n in counts.items() if n >= cap and e in wanted}
         for e, n in out.items():
             self.give_up(e, given_up_reason(n, cap))
         with self._transaction():
