@@ -318,7 +318,9 @@ def _step_counts(con: sqlite3.Connection, path: Path) -> dict[str, tuple[int, in
 
 EARLIER_SPEC = "earlier_spec"
 """Excluded-status name for evaluated episodes of a spec other than the one that ran last
-(a folder resumed with ``--allow-changed-spec``): never pooled with the current spec's."""
+(conditions it no longer lists, or episodes left behind by ``--allow-changed-spec``; a run
+stamps its hash on those of earlier versions that it counts: ``runner.versions``): never
+pooled with the current spec's."""
 
 
 def _current_spec_hash(con: sqlite3.Connection) -> str:
