@@ -141,7 +141,8 @@ def explain(m: Mismatch, folder: Path, *, allowable: bool = True) -> str:
             f"{folder} holds {n} episode(s) of another version of this spec (hash {m.stored}, "
             f"now {m.now}): a setting that changes what they measure was edited (a budget, "
             f"the seed, the call budget, a model's settings, an agent's options or the "
-            f"configuration behind its label...); {ways}{beside}"
+            f"configuration behind its label, the backend, the experiment's name...); "
+            f"{ways}{beside}"
         )
     rerun = "to rerun them (the old records are kept in the superseded table)" if allowable else ""
     if m.what == "rules":
