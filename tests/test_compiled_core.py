@@ -24,6 +24,7 @@ import pytest
 from mirrorcraft.agents import plan_native
 from mirrorcraft.agents import planner as planner_mod
 from mirrorcraft.world import census_native
+from mirrorcraft.world.placed import PlacedBlocks
 from tests.perf_reference import FIXTURES, planner_episodes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -297,14 +298,16 @@ def test_a_grid_the_core_cannot_read_falls_back_to_the_reference() -> None:
     assert not census_native.usable(bits, state.grid, 1000.0)  # a radius too large
     ids = sorted(b for b in state.index.counts if b != 0)
     pos = (30, state.surface_y(30, 30), 30)
-    assert state.index.nearest_each(strided, {}, ids, pos, 32) == state.index._nearest_each_py(
-        state.grid, {}, ids, pos, 32
+    assert state.index.nearest_each(
+        strided, PlacedBlocks(), ids, pos, 32
+    ) == state.index._nearest_each_py(state.grid, PlacedBlocks(), ids, pos, 32)
+    assert state.index.nearest(
+        strided, PlacedBlocks(), ids, pos, 1000.0, 8
+    ) == state.index._nearest_py(state.grid, PlacedBlocks(), ids, pos, 1000.0, 8)
+    big_k = state.index.nearest(state.grid, PlacedBlocks(), ids, pos, 32, census_native.MAX_K + 1)
+    assert big_k == state.index._nearest_py(
+        state.grid, PlacedBlocks(), ids, pos, 32, census_native.MAX_K + 1
     )
-    assert state.index.nearest(strided, {}, ids, pos, 1000.0, 8) == state.index._nearest_py(
-        state.grid, {}, ids, pos, 1000.0, 8
-    )
-    big_k = state.index.nearest(state.grid, {}, ids, pos, 32, census_native.MAX_K + 1)
-    assert big_k == state.index._nearest_py(state.grid, {}, ids, pos, 32, census_native.MAX_K + 1)
 
 
 def _python(code: str, pure: bool) -> str:

@@ -22,6 +22,7 @@ from mirrorcraft.body.paths import Approach, Blocked, _line_approach, _surface_a
 from mirrorcraft.body.wear import apply_wear, copies
 from mirrorcraft.rules.items import ItemStack
 from mirrorcraft.world.index import BlockIndex, Hit, Pos
+from mirrorcraft.world.placed import PlacedBlocks
 from mirrorcraft.world.state import WorldState
 from tests.simtools import act, episode
 
@@ -364,7 +365,7 @@ def test_rare_search_with_a_cut_equals_the_plain_scan() -> None:
         pos = (x, rng.randint(state.min_y, state.surface_y(x, z) + 2), z)
         for b in rare:
             for k, radius in ((1, 8.0), (2, 16.0), (8, 32.0), (1, 32.0)):
-                got = index.nearest(state.grid, {}, [b], pos, radius, k)
+                got = index.nearest(state.grid, PlacedBlocks(), [b], pos, radius, k)
                 assert got == _rare_the_long_way(index, state.grid, b, pos, radius, k)
                 found += len(got)
     assert found > 500
@@ -391,7 +392,7 @@ def test_rare_search_keeps_the_first_blocks_in_order_among_equally_near_ones() -
     assert 2 in index.rare
     for pos in centres:
         for k in (1, 2):
-            got = index.nearest(grid, {}, [2], pos, 12.0, k)
+            got = index.nearest(grid, PlacedBlocks(), [2], pos, 12.0, k)
             assert got == _rare_the_long_way(index, grid, 2, pos, 12.0, k)
 
 
@@ -527,9 +528,9 @@ def test_the_block_index_tables_equal_a_plain_computation_on_an_uneven_grid() ->
         pos = (r.randrange(67), r.randrange(83) - 10, r.randrange(61))
         for radius in (3.0, 9.0, 20.0):
             ids = [1, 2, 3, 4, 5, 7]
-            assert index.nearest_each(grid, {}, ids, pos, radius) == index._nearest_each_py(
-                grid, {}, frozenset(ids), pos, radius
-            )
+            assert index.nearest_each(
+                grid, PlacedBlocks(), ids, pos, radius
+            ) == index._nearest_each_py(grid, PlacedBlocks(), frozenset(ids), pos, radius)
 
 
 def test_surface_heights_follow_every_block_change() -> None:
