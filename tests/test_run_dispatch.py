@@ -121,3 +121,15 @@ def test_redaction_covers_urls_bearers_query_keys_and_given_secrets() -> None:
     for secret in ("hunter2", "abc123", "tok-999", "sk-abcdefghijkl", "my-secret-value"):
         assert secret not in out
     assert "api.example" in out
+
+
+def test_execution_waits_and_limits_must_be_finite() -> None:
+    """An infinite episode limit, retry wait or give-up time would let a hanging endpoint hold
+    a run forever: each is refused when the spec is read, as the client's waits are."""
+    import pydantic
+    import pytest
+
+    for field in ("episode_timeout_s", "retry_delay_s", "retry_delay_max_s", "give_up_after_s"):
+        with pytest.raises(pydantic.ValidationError, match="finite"):
+            ExecutionSpec(**{field: float("inf")})
+        assert ExecutionSpec(**{field: 5.0})

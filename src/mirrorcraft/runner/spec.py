@@ -154,6 +154,7 @@ class ExecutionSpec(BaseModel):
     episode_timeout_s: float | None = Field(
         None,
         gt=0,
+        allow_inf_nan=False,
         description="wall-clock limit of one episode; default 600 s for reference agents "
         "(3600 s on real servers) and 14400 s for agents that call a model",
     )
@@ -174,9 +175,14 @@ class ExecutionSpec(BaseModel):
         "and not run again until this is raised",
     )
     retry_delay_s: float = Field(
-        10.0, ge=0, description="wait before a faulted episode runs again; doubles each time"
+        10.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="wait before a faulted episode runs again; doubles each time",
     )
-    retry_delay_max_s: float = Field(300.0, ge=0, description="the longest such wait")
+    retry_delay_max_s: float = Field(
+        300.0, ge=0, allow_inf_nan=False, description="the longest such wait"
+    )
     pause_after_faults: int = Field(
         3,
         ge=1,
@@ -186,6 +192,7 @@ class ExecutionSpec(BaseModel):
     give_up_after_s: float = Field(
         1800.0,
         ge=0,
+        allow_inf_nan=False,
         description="an endpoint failing without a break this long gets no more episodes "
         "in this run (they are left for a rerun)",
     )
