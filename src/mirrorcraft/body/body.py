@@ -376,7 +376,7 @@ class Body:
             self.config.reach if reach is None else reach,
             self._clearable(),
             PLAN_DIG_CAP,
-            self.disposable_count(),
+            self.disposable_count,  # counted only if a way climbs straight up
         )
 
     def _spare(self, block: str) -> int:

@@ -229,6 +229,14 @@ UNCLEARABLE = 1_000
 """A side cell owned tools cannot clear, in a diagonal step's choice of side."""
 
 
+Owned = int | Callable[[], int]
+"""The disposable blocks a body owns: a count, or a function that counts them."""
+
+
+def _count(blocks: Owned) -> int:
+    return blocks if isinstance(blocks, int) else blocks()
+
+
 def _line_pillars(
     state: WorldState, start: Pos, target: Pos, plan: Approach
 ) -> tuple[tuple[int, Pos], ...]:
@@ -259,7 +267,7 @@ def _climb_out(
     start: Pos,
     can_clear: Callable[[str], bool],
     max_digs: int,
-    blocks: int,
+    blocks: Owned,
 ) -> Approach | Blocked | None:
     """From ``start`` up to where the body can step out over the terrain: above the ground
     of its own column (digging up to the sky if underground), and as high as the lowest
@@ -300,7 +308,7 @@ def _climb_out(
     for fy in range(max(y, state.min_y), out_y):
         if state.block_id((x, fy, z)) != water:  # the body swims up through water
             pillars.append((sum(1 for f in up_from if f[1] <= fy), (x, fy, z)))
-    if len(pillars) <= blocks:
+    if len(pillars) <= _count(blocks):
         return Approach((x, out_y, z), tuple(up), tuple(up_from), tuple(pillars))
     return _staircase(state, start, out_y, can_clear, max_digs)
 
@@ -342,7 +350,7 @@ def _surface_approach(
     reach: float,
     can_clear: Callable[[str], bool],
     max_digs: int,
-    blocks: int = 0,
+    blocks: Owned = 0,
 ) -> Approach | Blocked | None:
     """Climb to the open sky if underground (``_climb_out``, with ``blocks`` disposable
     blocks to pillar with), walk over the terrain, then dig down to the target."""
@@ -374,7 +382,7 @@ def plan_approach(
     reach: float,
     can_clear: Callable[[str], bool],
     max_digs: int,
-    blocks: int = 0,
+    blocks: Owned = 0,
 ) -> Approach | Blocked:
     """A way to get within ``reach`` of ``target``, digging only what owned tools can clear.
 
@@ -383,7 +391,8 @@ def plan_approach(
     clearable; air, water and plants need no digging), and the way over the surface
     (climb to the open sky if underground, walk over the terrain to the target's
     column, dig down to it). Where a way rises straight up, the body pillars: one of its
-    ``blocks`` disposable blocks under its feet a level (``Approach.pillars``); a way
+    ``blocks`` disposable blocks under its feet a level (``Approach.pillars``; a count,
+    or a function that counts them, asked only when a way climbs straight up); a way
     that needs more than it owns is not taken (the way over the surface climbs a
     staircase instead, when it can). The one that digs fewer blocks wins, the straight
     line on ties, unless the straight line climbs to a target overhead and would leave
@@ -395,7 +404,7 @@ def plan_approach(
     if isinstance(direct, Approach):
         pillars = _line_pillars(state, start, target, direct)
         if pillars:
-            if len(pillars) > blocks:
+            if len(pillars) > _count(blocks):
                 short = len(pillars)
             direct = Approach(direct.stand, direct.digs, direct.froms, pillars)
     climbs = target[1] - start[1] > reach

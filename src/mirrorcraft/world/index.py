@@ -163,10 +163,13 @@ class BlockIndex:
             if b not in ids:
                 continue
             limit = best.get(b, r2 + 1)  # only a placed block nearer than that counts
-            for p in placed.near(b, pos, radius, limit):
-                d2 = _d2(p, pos)
-                if d2 < limit and grid[p[0], p[2], p[1] - self.min_y] == b:
-                    best[b] = limit = d2
+            for gap2, cell in placed.cubes_by_distance(b, pos, radius):
+                if gap2 >= limit:
+                    break
+                for p in cell:
+                    d2 = _d2(p, pos)
+                    if d2 < limit and grid[p[0], p[2], p[1] - self.min_y] == b:
+                        best[b] = limit = d2
         return best
 
     def _nearest_each_py(
