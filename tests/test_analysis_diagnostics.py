@@ -29,6 +29,48 @@ def test_first_encounter_per_rule_defines_the_rule_encounter() -> None:
     assert [(e.step, e.rule) for e in rule_encounters(r)] == [(2, "r1"), (3, "r2")]
 
 
+def test_one_suite_change_over_many_resources_is_one_rule() -> None:
+    """M06's first rule (every kind of log drops planks and sticks) writes one loot table per
+    log, and M01's raw-iron rule one recipe per station. Mining oak and then birch logs, or
+    smelting in a furnace and then a blast furnace, met one changed rule each, not two: the
+    second action counted as a further rule encounter, with its own IRR and RL."""
+    oak, birch = "loot_tables/minecraft:blocks/oak_log", "loot_tables/minecraft:blocks/birch_log"
+    r = make_record(
+        rules="M06", trace=[0] * 5, signatures=[A] * 5, encounters=[(1, oak), (3, birch)]
+    )
+    assert [(e.step, e.rule) for e in rule_encounters(r)] == [(1, oak)]
+    assert [o.rule for o in encounter_outcomes(r)] == ["M06 rule 1"]
+    furnace = "recipes/minecraft:iron_ingot_from_smelting_raw_iron"
+    blast = "recipes/minecraft:iron_ingot_from_blasting_raw_iron"
+    paper = "recipes/minecraft:paper"
+    r = make_record(
+        rules="M01",
+        trace=[0] * 5,
+        signatures=[C] * 5,
+        encounters=[(2, furnace), (3, blast), (4, paper)],
+    )
+    assert [o.rule for o in encounter_outcomes(r)] == ["M01 rule 3", "M01 rule 4"]
+    # a datapack without a manifest: each changed resource stays its own rule
+    r = make_record(
+        rules="my_pack", trace=[0] * 5, signatures=[A] * 5, encounters=[(1, oak), (3, birch)]
+    )
+    assert len(rule_encounters(r)) == 2
+
+
+def test_the_simulator_logs_one_rule_encounter_per_suite_change() -> None:
+    from mirrorcraft.runner.records import EncounterRecord
+    from tests.simtools import act, episode
+
+    ep = episode(rules="M06", seed=1)
+    for block in ("oak_log", "birch_log", "oak_log"):
+        assert act(ep, "mine", block=block, count=1).result.ok
+    logged = ep.evaluator.encounters.encounters
+    assert len({e.rule for e in logged}) == 2  # two loot tables
+    r = make_record(rules="M06", trace=[0] * 3, signatures=[A] * 3)
+    r.encounters = [EncounterRecord(e.step, e.rule, e.kind, list(e.signature)) for e in logged]
+    assert [e.step for e in rule_encounters(r)] == [1]
+
+
 def test_irr_counts_same_signature_next_action() -> None:
     r = make_record(
         rules="M01",

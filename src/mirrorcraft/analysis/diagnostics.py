@@ -1,7 +1,11 @@
 """Behaviour after rule encounters (IRR, RL) and success at horizon checkpoints.
 
 A *rule encounter* is the first logged action, per distinct changed rule, whose
-outcome differed from vanilla in an episode.
+outcome differed from vanilla in an episode. In a packaged suite a changed rule is one
+change of its manifest (one line of its rule sheet), however many datapack resources it
+writes: M06's "logs drop planks and sticks" is one rule, though each kind of log has its
+own loot table. Other rule sets (a user's datapack) have no such list, so each changed
+resource (recipe, loot table) counts as a rule.
 
 - IRR (Immediate Repeat Rate): among encounters that have a next budgeted action
   (encounter step < actions used), the percentage whose next action has the
@@ -34,14 +38,35 @@ from mirrorcraft.analysis.estimates import (
     Estimate,
 )
 from mirrorcraft.analysis.metrics import is_success
+from mirrorcraft.datapack.suites import compiled, find_suite
 from mirrorcraft.runner.records import EncounterRecord, EpisodeRecord
 
 
+@lru_cache(maxsize=32)
+def _suite_rule_of(rules: str) -> dict[str, str]:
+    """A packaged suite's resources (``recipes/minecraft:oak_planks``), each mapped to the
+    change that writes it, named ``"M01 rule 1"`` (numbered as on the rule sheet). Empty for
+    any other rule set; a resource two changes write is left out (it stays its own rule)."""
+    manifest = find_suite(rules)
+    if manifest is None:
+        return {}
+    owners: dict[str, set[int]] = defaultdict(set)
+    for index, resources in compiled(manifest).changed.items():
+        for category, location in resources:
+            owners[f"{category}/{location}"].add(index)
+    return {res: f"{rules} rule {min(ix) + 1}" for res, ix in owners.items() if len(ix) == 1}
+
+
+def changed_rule(record: EpisodeRecord, enc: EncounterRecord) -> str:
+    """The changed rule an encounter belongs to: its suite change, else its resource."""
+    return _suite_rule_of(record.rules).get(enc.rule, enc.rule)
+
+
 def rule_encounters(record: EpisodeRecord) -> list[EncounterRecord]:
-    """The first encounter of each distinct rule, ordered by step."""
+    """The first encounter of each distinct changed rule (``changed_rule``), by step."""
     first: dict[str, EncounterRecord] = {}
     for enc in sorted(record.encounters, key=lambda e: e.step):
-        first.setdefault(enc.rule, enc)
+        first.setdefault(changed_rule(record, enc), enc)
     return sorted(first.values(), key=lambda e: (e.step, e.rule))
 
 
@@ -66,7 +91,7 @@ def encounter_outcome(record: EpisodeRecord, enc: EncounterRecord) -> EncounterO
         repeated = record.signatures[k] == record.signatures[k - 1]
     before = trace[k - 2] if k >= 2 else 0
     latency = next((j - k for j in range(k, len(trace) + 1) if trace[j - 1] > before), None)
-    return EncounterOutcome(enc.rule, k, repeated, latency)
+    return EncounterOutcome(changed_rule(record, enc), k, repeated, latency)
 
 
 def encounter_outcomes(record: EpisodeRecord) -> list[EncounterOutcome]:

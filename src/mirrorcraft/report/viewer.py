@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from mirrorcraft.analysis.diagnostics import rule_encounters
+from mirrorcraft.analysis.diagnostics import changed_rule, rule_encounters
 from mirrorcraft.analysis.metrics import suite_title
 from mirrorcraft.report.templating import fill
 from mirrorcraft.runner.records import EpisodeRecord, StepRecord
@@ -202,8 +202,9 @@ def _encounter_runs(r: EpisodeRecord) -> list[tuple[list[int], Any, bool]]:
         ):
             runs[-1][0].append(e.step)
             continue
-        runs.append(([e.step], e, e.rule not in seen))
-        seen.add(e.rule)
+        rule = changed_rule(r, e)
+        runs.append(([e.step], e, rule not in seen))
+        seen.add(rule)
     return runs
 
 
