@@ -147,17 +147,23 @@ class AdvancementParser:
                 )
             for group in req_raw:
                 for name in group:
-                    if name not in criteria:
+                    if not isinstance(name, str) or name not in criteria:
                         raise DatapackError(
                             f"names unknown criterion {name!r}", field="requirements"
                         )
             requirements = tuple(tuple(group) for group in req_raw)
         display_raw = doc.get("display")
         display: Mapping[str, Any] = display_raw if isinstance(display_raw, dict) else {}
-        parent = doc.get("parent")
+        parent_raw = doc.get("parent")
+        parent = None
+        if parent_raw is not None:
+            try:
+                parent = normalize_id(parent_raw)
+            except ValueError as exc:
+                raise DatapackError(str(exc), field="parent") from None
         return Advancement(
             id=normalize_id(location),
-            parent=normalize_id(parent) if isinstance(parent, str) else None,
+            parent=parent,
             title=_text(display.get("title")),
             description=_text(display.get("description")),
             criteria=criteria,

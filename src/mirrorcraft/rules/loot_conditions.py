@@ -69,7 +69,11 @@ class ConditionCompiler:
     def _table_bonus(self, raw: dict[str, Any], field: str) -> Condition:
         ench = normalize_id(raw.get("enchantment", ""))
         chances = raw.get("chances")
-        if not isinstance(chances, list) or not chances:
+        if (
+            not isinstance(chances, list)
+            or not chances
+            or not all(isinstance(c, int | float) and not isinstance(c, bool) for c in chances)
+        ):
             raise DatapackError("must be a non-empty list of numbers", field=f"{field}.chances")
         values = [float(c) for c in chances]
 
@@ -171,6 +175,8 @@ class ConditionCompiler:
                 field=f"{field}.predicate",
             )
         flags = pred.get("flags", {})
+        if not isinstance(flags, dict):
+            raise DatapackError("must be an object", field=f"{field}.predicate.flags")
         bad = set(flags) - {"is_on_fire", "is_baby"}
         if bad:
             raise DatapackError(

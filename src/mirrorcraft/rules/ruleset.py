@@ -379,6 +379,10 @@ def build_ruleset(packs: Sequence[PackData], game: GameData, name: str) -> RuleS
                     raise exc.located(
                         pack=pack_name, file=resource_path(category, location)
                     ) from None
+                except ValueError as exc:  # a malformed id the parser met (``normalize_id``)
+                    raise DatapackError(
+                        str(exc), pack=pack_name, file=resource_path(category, location)
+                    ) from None
                 text = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
                 canonical[(category, location)] = text
                 _PARSED[key] = (doc, out[location], text)
@@ -398,8 +402,26 @@ def build_ruleset(packs: Sequence[PackData], game: GameData, name: str) -> RuleS
                 pack=sources[("loot_tables", location)],
                 file=resource_path("loot_tables", location),
             )
+    for location in sorted(loot_tables):
+        missing = sorted(r for r in loot_tables[location].references if r not in loot_tables)
+        if missing:  # the game loads it but reports it, and the entry drops nothing
+            raise DatapackError(
+                f"a loot_table entry names {missing[0]!r}, which no pack defines "
+                "(the entry would silently drop nothing)",
+                pack=sources[("loot_tables", location)],
+                file=resource_path("loot_tables", location),
+            )
     adv_list = parse_all("advancements", AdvancementParser(item_tags, items).parse)
     advancements = {adv.id: adv for adv in adv_list.values()}
+    for location in sorted(adv_list):
+        adv = adv_list[location]
+        if adv.parent is not None and adv.parent not in advancements:
+            raise DatapackError(
+                f"its parent {adv.parent!r} is an advancement no pack defines "
+                "(a 1.19 server does not load an advancement whose parent is missing)",
+                pack=sources[("advancements", location)],
+                file=resource_path("advancements", location),
+            )
 
     shaped = [r for r in recipes.values() if isinstance(r, ShapedRecipe)]
     shapeless = [r for r in recipes.values() if isinstance(r, ShapelessRecipe)]
