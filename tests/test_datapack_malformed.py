@@ -127,3 +127,50 @@ def test_a_malformed_recipe_type_through_play_is_one_line(tmp_path: Path) -> Non
         "--actions", str(actions),
     )  # fmt: skip
     one_line_error(done, "recipes/book.json", "Bad Id!!")
+
+
+def _sugar_cane(pool: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "minecraft:block",
+        "pools": [
+            {"rolls": 1, "entries": [{"type": "minecraft:item", "name": "minecraft:sugar_cane"}]},
+            pool,
+        ],
+    }
+
+
+def _leather(count: Any, **function: Any) -> dict[str, Any]:
+    fn = {"function": "minecraft:set_count", "count": count, **function}
+    entry = {"type": "minecraft:item", "name": "minecraft:leather", "functions": [fn]}
+    return {"rolls": 1, "entries": [entry]}
+
+
+SUGAR_CANE = "data/minecraft/loot_tables/blocks/sugar_cane.json"
+
+
+@pytest.mark.parametrize(
+    ("pool", "field"),
+    [
+        (_leather(-3), "pools[1].entries[0].functions[0].count"),
+        (_leather({"type": "minecraft:uniform", "min": -5, "max": 0}), "functions[0].count"),
+        ({**_leather(1), "rolls": -2}, "pools[1].rolls"),
+    ],
+    ids=["negative count", "count range never positive", "negative rolls"],
+)
+def test_a_loot_table_that_can_never_drop_its_entry_is_refused(
+    tmp_path: Path, pool: dict[str, Any], field: str
+) -> None:
+    """A negative count or rolls loaded, and the suite's extra drop silently never came."""
+    pack = write_pack(tmp_path / "neg", {SUGAR_CANE: _sugar_cane(pool)})
+    one_line_error(cli("suites", "check", str(pack)), "sugar_cane.json", field, "never drops")
+
+
+def test_counts_that_can_be_positive_or_are_conditional_still_load(tmp_path: Path) -> None:
+    """Vanilla's wither skeleton rolls coal -1..1; a conditional zero means 'none in this case'."""
+    pools = [
+        _leather({"type": "minecraft:uniform", "min": -1, "max": 1}),
+        _leather(0, conditions=[{"condition": "minecraft:survives_explosion"}]),
+        _leather(-1, add=True),
+    ]
+    for i, pool in enumerate(pools):
+        RuleSet.load([write_pack(tmp_path / f"ok{i}", {SUGAR_CANE: _sugar_cane(pool)})])

@@ -176,6 +176,11 @@ class LootCompiler:
                 "(see docs/limits.md)",
                 field=f"{field}.rolls",
             )
+        if most <= 0:  # the game rolls it no times: a mistake, never a rule
+            raise DatapackError(
+                f"a pool that rolls at most {rolls.bounds[1]} times never drops anything",
+                field=f"{field}.rolls",
+            )
         cond = self.conditions.all_of(raw.get("conditions"), f"{field}.conditions")
         entries_raw = raw.get("entries")
         if not isinstance(entries_raw, list):
@@ -368,6 +373,13 @@ def _int(raw: Mapping[str, Any], key: str, default: int, field: str) -> int:
 def _set_count(raw: dict[str, Any], field: str) -> Function:
     count: NumberProvider = parse_number(raw.get("count"), f"{field}.count")
     add = bool(raw.get("add", False))
+    if not add and count.bounds[1] <= 0 and not raw.get("conditions"):
+        # the game empties the stack, every time: never dropped (with conditions it may be
+        # a deliberate "nothing in this case")
+        raise DatapackError(
+            f"a count of at most {count.bounds[1]} never drops anything",
+            field=f"{field}.count",
+        )
 
     def apply(stack: ItemStack, rt: LootRuntime) -> ItemStack:
         n = count.as_int(rt.rng)
