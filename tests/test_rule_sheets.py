@@ -91,3 +91,29 @@ def test_cow_lines_and_cow_loot_agree() -> None:
             plain = {s.item: s.count for s in vanilla.roll(table, ctx, random.Random(seed))}
             assert {k: v for k, v in got.items() if k not in extra} == plain
             assert all(got[k] == v for k, v in extra.items())
+
+
+def test_deepslate_ores_change_only_where_the_sheet_names_them() -> None:
+    """L.11 names the deepslate ores in M02 and M04 and only the stone ores in M03 item 5 and
+    M06 items 2, 3 and 5; read as written (docs/agents.md, "Deepslate ores")."""
+    from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
+
+    vanilla = vanilla_rules()
+
+    def changed(suite: str, block: str) -> bool:
+        key = ("loot_tables", f"minecraft:blocks/{block}")
+        return resolve_rules(suite).documents.get(key) != vanilla.documents.get(key)
+
+    named = {
+        "M02": ["deepslate_iron_ore", "deepslate_diamond_ore"],
+        "M04": [f"deepslate_{o}_ore" for o in ("coal", "iron", "diamond", "lapis")],
+    }
+    stone_only = {"M03": ["diamond"], "M06": ["iron", "diamond", "lapis"]}
+    for suite, blocks in named.items():
+        assert all(changed(suite, b) for b in blocks), suite
+    for suite, ores in stone_only.items():
+        for ore in ores:
+            assert changed(suite, f"{ore}_ore") and not changed(suite, f"deepslate_{ore}_ore")
+        manifest = find_suite(suite)
+        assert manifest is not None
+        assert "deepslate" not in compiled(manifest).render_prose().lower(), suite
