@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -105,3 +109,58 @@ def test_an_experiment_runs_paired_episodes_in_a_file_world(
     capsys.readouterr()
     assert main(["run", str(bad), "--out", str(tmp_path / "bad"), "--no-report"]) == 2
     assert "PATH.yaml#SEED" in capsys.readouterr().err
+
+
+def _edited_spec(tmp_path: Path, edit: Any) -> Path:
+    path = _spec_file(tmp_path)
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    edit(doc)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _set(*keys: Any) -> Any:
+    *where, last, value = keys
+
+    def edit(doc: Any) -> None:
+        node = doc
+        for key in where:
+            node = node[key]
+        node[last] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "fragment"),
+    [
+        (_set("mobs", 0, "count", [14, 10]), "count must be (min, max)"),
+        (_set("mobs", 0, "count", [100000, 100000]), "<= 1000"),
+        (_set("water", "pond_radius", [3000, 6000]), "pond_radius"),
+        (_set("trees", "kinds", 0, "height", [9, 2]), "height"),
+        (_set("ores", 0, "block", "unobtainium_ore"), "unknown block 'unobtainium_ore'"),
+        (_set("trees", "kinds", 0, "log", "oak_logg"), "unknown block 'oak_logg'"),
+        (_set("mobs", 0, "type", "dragon"), "unknown mob 'dragon'"),
+    ],
+    ids=["count inverted", "count absurd", "pond wider than the world", "tree height",
+         "ore block", "tree log", "mob"],
+)  # fmt: skip
+def test_a_spec_that_cannot_make_a_world_is_one_line_before_anything_runs(
+    tmp_path: Path, edit: Any, fragment: str
+) -> None:
+    """Inverted or absurd (min, max) pairs ended play and run in a numpy traceback, an unknown
+    block in a ValueError traceback (and `run` retried it three times as a worker fault that
+    blamed memory), and an unknown mob type placed mobs no rule knows."""
+    world = f"{_edited_spec(tmp_path, edit)}#1"
+    assert fragment in world_problem(world)
+    with pytest.raises(UnknownWorldError, match=re.escape(fragment)):
+        load_world(world)
+    actions = tmp_path / "a.jsonl"
+    actions.write_text('{"skill": "wait", "args": {}}\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "mirrorcraft.cli", "play", "--world", world,
+         "--task", "diamond", "--actions", str(actions)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert fragment in done.stderr

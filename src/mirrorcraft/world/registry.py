@@ -137,10 +137,11 @@ def world_problem(world_id: str) -> str:
             f"PATH.yaml{FILE_WORLD_SEP}SEED)"
         )
     try:
-        load_spec(ref[0])
+        spec = load_spec(ref[0])
     except SpecError as exc:
         return f"world {world_id!r}: {exc}"
-    return ""
+    problem = spec_problem(spec)
+    return f"world {world_id!r}: {ref[0]}: {problem}" if problem else ""
 
 
 def load_world(world_id: str) -> LoadedWorld:
@@ -182,7 +183,33 @@ def _load_file_world(world_id: str, digest: str) -> LoadedWorld:
         spec = load_spec(ref[0])
     except SpecError as exc:
         raise UnknownWorldError(f"world {world_id!r}: {exc}") from None
-    return load_custom_world(world_id, spec, ref[1])
+    problem = spec_problem(spec)
+    if problem:
+        raise UnknownWorldError(f"world {world_id!r}: {ref[0]}: {problem}")
+    try:
+        return load_custom_world(world_id, spec, ref[1])
+    except (ValueError, IndexError) as exc:  # as the biome designer reports them
+        raise UnknownWorldError(f"world {world_id!r}: {ref[0]}: generation failed: {exc}") from None
+
+
+def spec_problem(spec: BiomeSpec) -> str:
+    """A block or mob the game does not know, named in a biome spec, or ``""``. Generation
+    would stop at an unknown block, and place mobs no rule knows (no loot, no health)."""
+    game = load_game_data()
+    t = spec.terrain
+    blocks = [t.top_block, t.filler_block, t.shore_block, t.stone_block, t.deep_block]
+    blocks += [b for band in spec.ores for b in (band.block, band.deepslate_block) if b]
+    blocks += [b for kind in spec.trees.kinds for b in (kind.log, kind.leaves)]
+    blocks += [plant.block for plant in spec.vegetation]
+    known_blocks = palette_for(game).ids
+    for block in blocks:
+        if block not in known_blocks:
+            return f"biome spec names unknown block {block!r}"
+    known_mobs = {name.removeprefix("minecraft:") for name in game.entities}
+    for mob in spec.mobs:
+        if mob.type not in known_mobs:
+            return f"biome spec names unknown mob {mob.type!r}"
+    return ""
 
 
 def load_custom_world(
@@ -192,6 +219,9 @@ def load_custom_world(
     kept on disk keyed by the spec's content, like every generated world (world/cache.py);
     throwaway candidates (the biome designer's) are generated in memory only."""
     game = load_game_data()
+    problem = spec_problem(spec)
+    if problem:
+        raise ValueError(problem)
     palette, variants = palette_for(game), mob_variants(game)
     if not on_disk:
         world = generate(world_id, spec, seed, palette, variants)

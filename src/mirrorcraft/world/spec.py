@@ -22,7 +22,39 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Terrain(_Strict):
+PAIR_LIMITS: dict[str, tuple[int, int]] = {
+    "filler_depth": (0, 16),
+    "ponds": (0, 64),
+    "pond_radius": (1, 16),
+    "height": (1, 16),
+    "clusters_per_pond": (0, 64),
+    "count": (0, 1000),
+    "herd_size": (1, 64),
+}
+"""Hard limits of each (min, max) pair a world is generated from (looser than the designer's
+``design.biome_catalog.PAIR_BOUNDS``): min <= max, both inside. Past them a world cannot be
+laid out (a pond wider than the world) or would take minutes to fill."""
+
+
+def _check_pairs(model: BaseModel) -> None:
+    for name, (low, high) in PAIR_LIMITS.items():
+        pair = getattr(model, name, None)
+        if pair is None:
+            continue
+        if not (low <= pair[0] <= pair[1] <= high):
+            raise ValueError(
+                f"{name} must be (min, max) with {low} <= min <= max <= {high}, got {list(pair)}"
+            )
+
+
+class _Pairs(_Strict):
+    @model_validator(mode="after")
+    def _pairs(self) -> _Pairs:
+        _check_pairs(self)
+        return self
+
+
+class Terrain(_Pairs):
     world_size: int = Field(128, ge=48, le=256, description="horizontal extent in blocks (x and z)")
     min_y: int = Field(-64, ge=-64, le=0)
     max_y: int = Field(112, ge=72, le=320)
@@ -41,7 +73,7 @@ class Terrain(_Strict):
     freeze_water: bool = False
 
 
-class Water(_Strict):
+class Water(_Pairs):
     sea_level: int = Field(63, ge=30, le=100)
     ponds: tuple[int, int] = (2, 4)
     pond_radius: tuple[int, int] = (3, 6)
@@ -68,7 +100,7 @@ class OreBand(_Strict):
         return self
 
 
-class TreeKind(_Strict):
+class TreeKind(_Pairs):
     log: str
     leaves: str
     weight: float = Field(1.0, gt=0.0)
@@ -86,7 +118,7 @@ class Plant(_Strict):
     per_chunk: float = Field(ge=0.0, le=64.0)
 
 
-class SugarCane(_Strict):
+class SugarCane(_Pairs):
     clusters_per_pond: tuple[int, int] = (2, 4)
     height: tuple[int, int] = (1, 3)
     min_total: int = Field(
@@ -94,7 +126,7 @@ class SugarCane(_Strict):
     )
 
 
-class Mob(_Strict):
+class Mob(_Pairs):
     type: str
     count: tuple[int, int]
     herd_size: tuple[int, int] = (2, 4)
