@@ -233,6 +233,15 @@ def test_cached_world_is_the_generated_world(tmp_path: Path, monkeypatch) -> Non
     (grid_file.parent / "meta.json").write_text("{not json")
     repaired, path = cache.generate_cached(*args, mob_variants(game))
     assert np.array_equal(repaired.grid, fresh.grid) and path is not None
+    # So is a grid changed on disk with its shape and ids intact (one cell of stone made
+    # diamond ore): it loaded as this world, under this world's fingerprint.
+    cell = np.load(path, mmap_mode="r+", allow_pickle=False)
+    x, z, y = (int(v) for v in np.argwhere(cell == cell.max())[0])
+    cell[x, z, y] = cell[x, z, y] - 1 if cell[x, z, y] else 1
+    cell.flush()
+    del cell
+    healed, _ = cache.generate_cached(*args, mob_variants(game))
+    assert np.array_equal(healed.grid, fresh.grid)
 
 
 def test_episode_grids_are_private_copies(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

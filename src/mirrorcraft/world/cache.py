@@ -6,7 +6,8 @@ produced (the block grid and heightmap as ``.npy``, spawn, mobs and ponds as JSO
 folder keyed by everything the result depends on: the generator version and a digest of
 its source, the biome spec's canonical JSON, the seed, the world id, the palette and the
 mob variants. A later process, or another worker, loads it instead (nothing is
-unpickled; an entry that does not read back exactly is replaced by a fresh world).
+unpickled; an entry that does not read back exactly, cells included, is replaced by a
+fresh world).
 
 The stored grid also serves ``episode_grid``: each episode maps the file privately
 (``mmap`` in copy-on-write mode), so the operating system shares the unchanged
@@ -50,7 +51,8 @@ from mirrorcraft.world.palette import Palette
 from mirrorcraft.world.spec import BiomeSpec
 
 ENV = "MIRRORCRAFT_WORLD_CACHE"
-FORMAT = "1"
+FORMAT = "2"
+"""2: meta.json holds a digest of the stored grid and heightmap, checked on every load."""
 MAX_ENTRIES = 40
 """Worlds kept (about 5.8 MiB each); the least recently used beyond this are removed."""
 
@@ -200,7 +202,16 @@ def _meta(world: GeneratedWorld) -> dict[str, Any]:
         "mobs": [[m.id, m.type, list(m.pos), m.variant] for m in world.mobs],
         "ponds": [list(p) for p in world.ponds],
         "shape": list(world.grid.shape),
+        "digest": _digest(world.grid, world.heightmap),
     }
+
+
+def _digest(grid: NDArray[np.uint16], heights: NDArray[np.int16]) -> str:
+    """A digest of the cells: a stored grid changed on disk (a bad copy, a damaged disk, an
+    edit) of the same shape and ids would otherwise load as this world, under its name."""
+    digest = hashlib.sha256(np.ascontiguousarray(grid).data)
+    digest.update(np.ascontiguousarray(heights).data)
+    return digest.hexdigest()[:32]
 
 
 def _store(entry: Path, world: GeneratedWorld) -> Path | None:
@@ -240,6 +251,7 @@ def _load(
             or heights.dtype != np.int16
             or heights.shape != shape[:2]
             or int(grid.max(initial=0)) >= len(palette.names)
+            or meta["digest"] != _digest(grid, heights)
         ):
             return None
         mobs = tuple(
