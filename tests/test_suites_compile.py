@@ -232,3 +232,41 @@ def test_suites_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
         for pack in (tmp_path / "M02.zip", tmp_path):
             assert main(["suites", *action, str(pack)]) == 2
             assert "is a datapack" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("edit", "fragment"),
+    [
+        ({"selected_tasks": ["iron_armour"]}, "field 'selected_tasks': unknown task 'iron_armour'"),
+        ({"selected_tasks": []}, "field 'selected_tasks'"),
+        ({"sheet": ""}, "sheet"),
+    ],
+    ids=["misspelt task", "no task", "empty sheet line"],
+)
+def test_a_manifest_with_an_unknown_task_or_an_empty_sheet_line_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: dict[str, object], fragment: str
+) -> None:
+    """A misspelt selected task ended `suites check` and `play --suite` in an UnknownTaskError
+    traceback; no task at all checked no route and passed; an empty sheet line gave the
+    disclosed agent a numbered rule with nothing in it."""
+    doc: dict[str, object] = {
+        "id": "X01",
+        "name": "x",
+        "changes": [
+            {
+                "op": "recipe_output",
+                "targets": ["minecraft:stick"],
+                "count": 1,
+                "sheet": edit.get("sheet", "Two planks make one stick."),
+            }
+        ],
+    }
+    if "selected_tasks" in edit:
+        doc["selected_tasks"] = edit["selected_tasks"]
+    with pytest.raises(ManifestError, match=fragment):
+        parse_manifest(doc, "x.yaml")
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(doc))
+    path = path.rename(tmp_path / "x.manifest.json")
+    assert main(["suites", "check", str(path)]) == 2
+    assert fragment in capsys.readouterr().err

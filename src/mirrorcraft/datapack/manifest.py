@@ -52,7 +52,7 @@ class RecipeOutput(_Strict):
     select: RecipeSelect | None = None
     item: str | None = None
     count: int | None = Field(None, ge=1, le=64)
-    sheet: str
+    sheet: str = Field(min_length=1)
 
     @model_validator(mode="after")
     def _check(self) -> RecipeOutput:
@@ -69,7 +69,7 @@ class CookingResult(_Strict):
     stations: tuple[Literal["furnace", "blast_furnace", "smoker"], ...] = Field(min_length=1)
     item: str
     count: int = Field(1, ge=1, le=64)
-    sheet: str
+    sheet: str = Field(min_length=1)
 
 
 class BlockDrops(_Strict):
@@ -77,7 +77,7 @@ class BlockDrops(_Strict):
     targets: tuple[str, ...] = Field(min_length=1)
     mode: Literal["replace", "add"]
     drops: tuple[ItemCount, ...] = Field(min_length=1)
-    sheet: str
+    sheet: str = Field(min_length=1)
 
 
 class EntityLoot(_Strict):
@@ -85,7 +85,7 @@ class EntityLoot(_Strict):
     target: str
     mode: Literal["add"] = "add"
     drops: tuple[ItemCount, ...] = Field(min_length=1)
-    sheet: str
+    sheet: str = Field(min_length=1)
 
 
 Change = Annotated[
@@ -100,7 +100,7 @@ class Manifest(_Strict):
     name: str
     form: str = ""
     description: str = ""
-    selected_tasks: tuple[str, ...] = ("iron_armor", "diamond", "enchantment")
+    selected_tasks: tuple[str, ...] = Field(("iron_armor", "diamond", "enchantment"), min_length=1)
     changes: tuple[Change, ...] = Field(min_length=1, max_length=32)
 
 
@@ -119,11 +119,19 @@ def parse_manifest(raw: object, source: str = "manifest") -> Manifest:
                 f"{source}: changes[{i}]: unknown operator {change.get('op')!r} (known: {', '.join(sorted(ops))})"
             )
     try:
-        return Manifest.model_validate(raw)
+        manifest = Manifest.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ManifestError(f"{source}: field {where!r}: {first['msg']}") from None
+    from mirrorcraft.evaluator.tasks import UnknownTaskError, get_task
+
+    for task in manifest.selected_tasks:
+        try:
+            get_task(task)
+        except UnknownTaskError as exc:
+            raise ManifestError(f"{source}: field 'selected_tasks': {exc}") from None
+    return manifest
 
 
 def load_manifest_file(path: Path) -> Manifest:
