@@ -270,3 +270,15 @@ def test_a_manifest_with_an_unknown_task_or_an_empty_sheet_line_is_one_line(
     path = path.rename(tmp_path / "x.manifest.json")
     assert main(["suites", "check", str(path)]) == 2
     assert fragment in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [(5, "field 'changes'"), ([{"op": []}], "unknown operator []")],
+    ids=["changes a number", "op a list"],
+)
+def test_a_malformed_change_list_is_a_manifest_error(changes: object, fragment: str) -> None:
+    """These raised TypeError (a traceback through the CLI) before validation ran."""
+    with pytest.raises(ManifestError) as info:
+        parse_manifest({"id": "X1", "name": "n", "changes": changes})
+    assert fragment in str(info.value)

@@ -113,8 +113,11 @@ def parse_manifest(raw: object, source: str = "manifest") -> Manifest:
     if not isinstance(raw, dict):
         raise ManifestError(f"{source}: a manifest must be a mapping")
     ops = {"recipe_output", "cooking_result", "block_drops", "entity_loot"}
-    for i, change in enumerate(raw.get("changes") or []):
-        if isinstance(change, dict) and change.get("op") not in ops:
+    changes = raw.get("changes")
+    for i, change in enumerate(changes if isinstance(changes, list) else []):
+        if isinstance(change, dict) and (
+            not isinstance(change.get("op"), str) or change.get("op") not in ops
+        ):
             raise ManifestError(
                 f"{source}: changes[{i}]: unknown operator {change.get('op')!r} (known: {', '.join(sorted(ops))})"
             )
