@@ -5,6 +5,7 @@ a way that can only be climbed straight up fails with ``missing_item``."""
 
 from __future__ import annotations
 
+from mirrorcraft.backends.sim import SimEpisode
 from mirrorcraft.body.paths import Approach, Blocked, _surface_approach, plan_approach
 from mirrorcraft.rules.items import ItemStack
 from mirrorcraft.world.index import Pos
@@ -67,6 +68,18 @@ def _sealed_shaft() -> tuple[WorldState, Pos, Pos]:
     return state, (x, y0, z), ore
 
 
+def _in_the_shaft(inventory: dict[str, int]) -> tuple[SimEpisode, Pos, Pos]:
+    """An episode whose body stands at the bottom of ``_sealed_shaft`` (built into its world)."""
+    ep = episode("plains-1", inventory=inventory)
+    fresh, start, ore = _sealed_shaft()
+    for x in range(start[0] - 2, start[0] + 3):
+        for z in range(start[2] - 2, start[2] + 3):
+            for y in range(start[1] - 1, start[1] + 12):
+                ep.body.state.set_block((x, y, z), fresh.block((x, y, z)))
+    ep.body.pos = start
+    return ep, start, ore
+
+
 def test_a_way_only_climbed_straight_up_needs_the_blocks() -> None:
     state, start, ore = _sealed_shaft()
 
@@ -81,14 +94,8 @@ def test_a_way_only_climbed_straight_up_needs_the_blocks() -> None:
 
 
 def test_the_walk_places_the_blocks_and_the_result_reports_them() -> None:
-    ep = episode("plains-1", inventory={"iron_pickaxe": 1, "dirt": 3, "cobblestone": 10})
+    ep, start, _ore = _in_the_shaft({"iron_pickaxe": 1, "dirt": 3, "cobblestone": 10})
     state = ep.body.state
-    fresh, start, _ore = _sealed_shaft()
-    for x in range(start[0] - 2, start[0] + 3):  # the same shaft in the episode's world
-        for z in range(start[2] - 2, start[2] + 3):
-            for y in range(start[1] - 1, start[1] + 12):
-                state.set_block((x, y, z), fresh.block((x, y, z)))
-    ep.body.pos = start
     out = act(ep, "mine", block="emerald_ore", count=1)
     result = out.result
     assert result.ok, result.message
@@ -108,14 +115,7 @@ def test_the_walk_places_the_blocks_and_the_result_reports_them() -> None:
 
 
 def test_without_the_blocks_the_skill_says_what_is_missing() -> None:
-    ep = episode("plains-1", inventory={"iron_pickaxe": 1, "dirt": 2})
-    state = ep.body.state
-    fresh, start, _ore = _sealed_shaft()
-    for x in range(start[0] - 2, start[0] + 3):
-        for z in range(start[2] - 2, start[2] + 3):
-            for y in range(start[1] - 1, start[1] + 12):
-                state.set_block((x, y, z), fresh.block((x, y, z)))
-    ep.body.pos = start
+    ep, start, _ore = _in_the_shaft({"iron_pickaxe": 1, "dirt": 2})
     result = act(ep, "mine", block="emerald_ore", count=1).result
     assert not result.ok and result.reason == "missing_item"
     assert "pillaring" in result.message and result.details["needs_blocks"] == 5
@@ -127,15 +127,8 @@ def test_the_way_to_a_station_never_pillars_with_what_the_call_will_use() -> Non
     body pillars with its 5 dirt and keeps the cobblestone, and with only 2 spare blocks
     the way is not taken (the craft fails as a missing item, nothing spent)."""
     for dirt, ok in ((5, True), (2, False)):
-        ep = episode("plains-1", inventory={"iron_pickaxe": 1, "dirt": dirt, "cobblestone": 3})
-        state = ep.body.state
-        fresh, start, ore = _sealed_shaft()
-        for x in range(start[0] - 2, start[0] + 3):
-            for z in range(start[2] - 2, start[2] + 3):
-                for y in range(start[1] - 1, start[1] + 12):
-                    state.set_block((x, y, z), fresh.block((x, y, z)))
-        state.set_block(ore, "crafting_table")
-        ep.body.pos = start
+        ep, _start, ore = _in_the_shaft({"iron_pickaxe": 1, "dirt": dirt, "cobblestone": 3})
+        ep.body.state.set_block(ore, "crafting_table")
         grid = [["cobblestone", "cobblestone", "cobblestone"], [None, "stick", None]]
         grid.append([None, "stick", None])
         ep.body.inventory.add(ItemStack("stick", 2))

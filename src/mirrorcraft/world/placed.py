@@ -58,40 +58,12 @@ class PlacedBlocks:
     def ids(self) -> list[int]:
         return list(self._by_id)
 
-    def near(
-        self, bid: int, pos: Pos, radius: float, below: int = -1, horizontal_only: bool = False
-    ) -> Iterator[Pos]:
-        """Listed positions of ``bid`` in the cubes within ``radius`` of ``pos``
-        (horizontally with ``horizontal_only``, any height), and, with ``below`` >= 0, only
-        cubes that could hold a position whose squared distance (in 3-D) is under ``below``:
-        a superset of those that qualify; the caller measures each."""
-        columns = self._by_id.get(bid)
-        if not columns:
-            return
-        r = int(radius) + 1
-        x, y, z = pos
-        for sx in range((x - r) >> SHIFT, ((x + r) >> SHIFT) + 1):
-            gx = _gap(x, sx)
-            for sz in range((z - r) >> SHIFT, ((z + r) >> SHIFT) + 1):
-                column = columns.get((sx, sz))
-                if not column:
-                    continue
-                gz = _gap(z, sz)
-                flat = gx * gx + gz * gz
-                if below >= 0 and flat >= below:
-                    continue
-                for sy, cell in column.items():
-                    if not cell:
-                        continue
-                    gy = _gap(y, sy)
-                    if (not horizontal_only and gy > r) or (below >= 0 and flat + gy * gy >= below):
-                        continue
-                    yield from cell
-
-    def cubes_by_distance(self, bid: int, pos: Pos, radius: float) -> list[tuple[int, set[Pos]]]:
-        """The cubes of ``bid`` within ``radius`` of ``pos`` that hold a listed position,
-        each with the least squared distance any of its cells can have, nearest first (so a
-        search for the nearest block stops at the first cube farther than its best)."""
+    def _cubes(
+        self, bid: int, pos: Pos, radius: float, horizontal_only: bool = False
+    ) -> list[tuple[int, set[Pos]]]:
+        """The cubes of ``bid`` within ``radius`` of ``pos`` (horizontally with
+        ``horizontal_only``: any height) that hold a listed position, each with the least
+        squared distance (in 3-D) any of its cells can have."""
         columns = self._by_id.get(bid)
         out: list[tuple[int, set[Pos]]] = []
         if not columns:
@@ -104,11 +76,28 @@ class PlacedBlocks:
                 column = columns.get((sx, sz))
                 if not column:
                     continue
-                gz = _gap(z, sz)
+                flat = gx * gx + _gap(z, sz) ** 2
                 for sy, cell in column.items():
                     gy = _gap(y, sy)
-                    if cell and gy <= r:
-                        out.append((gx * gx + gy * gy + gz * gz, cell))
+                    if cell and (horizontal_only or gy <= r):
+                        out.append((flat + gy * gy, cell))
+        return out
+
+    def near(
+        self, bid: int, pos: Pos, radius: float, below: int = -1, horizontal_only: bool = False
+    ) -> Iterator[Pos]:
+        """Listed positions of ``bid`` in the cubes within ``radius`` of ``pos``
+        (horizontally with ``horizontal_only``, any height), and, with ``below`` >= 0, only
+        cubes that could hold a position whose squared distance (in 3-D) is under ``below``:
+        a superset of those that qualify; the caller measures each."""
+        for gap2, cell in self._cubes(bid, pos, radius, horizontal_only):
+            if below < 0 or gap2 < below:
+                yield from cell
+
+    def cubes_by_distance(self, bid: int, pos: Pos, radius: float) -> list[tuple[int, set[Pos]]]:
+        """``_cubes`` nearest first (so a search for the nearest block stops at the first
+        cube farther than its best)."""
+        out = self._cubes(bid, pos, radius)
         out.sort(key=_first)
         return out
 
