@@ -133,7 +133,8 @@ def test_a_change_shadowed_by_another_is_reported() -> None:
             },
             "off_route",
         ),
-        ({**IRON_DIRT, "sheet": ""}, "missing_sheet"),
+        ({**IRON_DIRT, "sheet": "Ore."}, "missing_sheet"),  # too short to tell a rule
+        ({**IRON_DIRT, "sheet": ""}, "invalid_spec"),  # the manifest refuses an empty line
         # Text that is no resource id at all, as a designer may write it.
         ({**IRON_DIRT, "targets": [""]}, "not_in_catalog"),
         ({**IRON_DIRT, "targets": ["#"]}, "not_in_catalog"),
