@@ -351,7 +351,10 @@ class ObservationBuilder:
         reach = math.ceil(b.config.drop_radius)
         for sx in range((px - reach) >> 4, ((px + reach) >> 4) + 1):
             for sz in range((pz - reach) >> 4, ((pz + reach) >> 4) + 1):
-                for (x, y, z), pile in sections.get((sx, sz), {}).items():
+                section = sections.get((sx, sz))
+                if section is None:
+                    continue
+                for (x, y, z), pile in section.items():
                     d2 = (x - px) ** 2 + (y - py) ** 2 + (z - pz) ** 2
                     if d2 <= dr2:
                         for item, count in pile.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -252,13 +253,13 @@ def _line_pillars(
         if c == plan.stand:
             break
     order = {c: i for i, c in enumerate(seq)}
-    at = [order.get(f, 0) for f in plan.froms]
+    at = [order.get(f, 0) for f in plan.froms]  # stands along the line: never decreasing
     water = state.loaded.world.palette.ids.get("water", -1)
     out: list[tuple[int, Pos]] = []
     for i in range(1, len(seq)):
         p, c = seq[i - 1], seq[i]
         if c[0] == p[0] and c[2] == p[2] and c[1] > p[1] and state.block_id(p) != water:
-            out.append((sum(1 for a in at if a < i), p))
+            out.append((bisect_left(at, i), p))  # the digs made from before this step
     return tuple(out)
 
 
@@ -304,10 +305,11 @@ def _climb_out(
     if out_y <= y:
         return Approach(start, tuple(up), tuple(up_from))
     water = state.loaded.world.palette.ids.get("water", -1)
+    heights = [f[1] for f in up_from]  # where it stands to dig each: never decreasing
     pillars: list[tuple[int, Pos]] = []
     for fy in range(max(y, state.min_y), out_y):
         if state.block_id((x, fy, z)) != water:  # the body swims up through water
-            pillars.append((sum(1 for f in up_from if f[1] <= fy), (x, fy, z)))
+            pillars.append((bisect_right(heights, fy), (x, fy, z)))
     if len(pillars) <= _count(blocks):
         return Approach((x, out_y, z), tuple(up), tuple(up_from), tuple(pillars))
     return _staircase(state, start, out_y, can_clear, max_digs)

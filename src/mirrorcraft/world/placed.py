@@ -44,9 +44,6 @@ class PlacedBlocks:
                 if cell is not None:
                     cell.discard(p)
 
-    def __contains__(self, bid: int) -> bool:
-        return bid in self._by_id
-
     def __getitem__(self, bid: int) -> set[Pos]:
         """Every listed position of ``bid`` (KeyError if none was ever placed)."""
         out: set[Pos] = set()
