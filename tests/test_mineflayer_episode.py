@@ -389,6 +389,13 @@ def test_a_death_mid_episode_ends_it_as_an_outcome() -> None:
 
 # -- harvest predictions: the bridge's and the embedded rules' agree -------------------------------
 def _bridge_harvest(spec: dict[str, Any], pairs: list[tuple[str, str | None]]) -> list[bool]:
+    answer: list[bool] = _bridge_ask(spec, pairs, "h.canHarvest(b, t)")
+    return answer
+
+
+def _bridge_ask(spec: dict[str, Any], pairs: list[Any], expression: str) -> list[Any]:
+    """``expression`` (over ``h``, a Harvest of ``spec``, and each pair's ``b``, ``t``, and
+    ``x`` for any further fields) for every pair, from the bridge's own code."""
     import shutil
     import subprocess
 
@@ -400,7 +407,7 @@ def _bridge_harvest(spec: dict[str, Any], pairs: list[tuple[str, str | None]]) -
         "const { Harvest } = require('./src/harvest');"
         "let raw = ''; process.stdin.on('data', d => { raw += d });"
         "process.stdin.on('end', () => { const q = JSON.parse(raw); const h = new Harvest(q.spec);"
-        "process.stdout.write(JSON.stringify(q.pairs.map(([b, t]) => h.canHarvest(b, t)))) })"
+        f"process.stdout.write(JSON.stringify(q.pairs.map(([b, t, ...x]) => {expression}))) }})"
     )
     out = subprocess.run(
         ["node", "-e", script],
@@ -411,7 +418,7 @@ def _bridge_harvest(spec: dict[str, Any], pairs: list[tuple[str, str | None]]) -
         timeout=60,
     )
     assert out.returncode == 0, out.stderr
-    answer: list[bool] = json.loads(out.stdout)
+    answer: list[Any] = json.loads(out.stdout)
     return answer
 
 
@@ -442,6 +449,33 @@ def test_the_bridge_predicts_harvesting_exactly_as_the_embedded_rules(
     expected = [rules.can_harvest(b, t) for b, t in pairs]
     wrong = [pairs[i] for i, (p, e) in enumerate(zip(predicted, expected, strict=True)) if p != e]
     assert wrong == []
+
+
+def test_the_bridge_times_digging_exactly_as_the_embedded_clock() -> None:
+    """The embedded clock (simulator version 5) and the real-server bridge's dig-time
+    prediction use one formula: every diggable block x tool, with Efficiency and Haste."""
+    from mirrorcraft.backends.mineflayer.convert import harvest_config
+
+    rules = vanilla_rules()
+    tools: list[str | None] = [None, *sorted(rules.game.tools)]
+    blocks = sorted(b for b, info in rules.game.blocks.items() if info.diggable)
+    cases = [
+        (b, t, rules.game.blocks[b].hardness, e, h)
+        for b in blocks
+        for t in tools
+        for e, h in ((0, 0), (0, 1), (3, 1))
+    ]
+    predicted = _bridge_ask(
+        harvest_config(rules),
+        cases,
+        "h.digTicks(b, x[0], t, { efficiency: x[1], haste: x[2] })",
+    )
+    # JSON has no Infinity: the bridge's "never breaks" arrives as null.
+    got = [-1 if p is None else p for p in predicted]
+    expected = [rules.dig_ticks(b, t, e, h) for b, t, _hard, e, h in cases]
+    wrong = [(cases[i], g, x) for i, (g, x) in enumerate(zip(got, expected, strict=True)) if g != x]
+    assert wrong == []
+    assert sum(1 for x in expected if x > 0) > 1000  # most cases take time
 
 
 def test_every_bridge_error_code_has_a_fault_kind_and_none_is_a_connection_fault_by_default() -> (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -105,6 +106,12 @@ class Body:
         self.armor: dict[str, Key] = {}
         runtime = state.loaded.world.spec.runtime
         self.level = runtime.experience_level
+        # The worlds give every effect at level I (the world compiler's ``effect give``).
+        self.haste = 1 if "haste" in runtime.effects else 0
+        speed = 1 if "speed" in runtime.effects else 0
+        self.walk_per_tick = config.timing.walk_speed * (1 + 0.2 * speed) / 20
+        self.clock = 0
+        """Game ticks since the episode began: what the calls so far took (``timing``)."""
         self.xp_points = 0.0
         self.health = 20.0
         self.food = 20
@@ -269,6 +276,10 @@ class Body:
         stack = stack_of(key) if key is not None else None
         if key is not None:
             self.equip_key(key)
+        efficiency = stack.enchantment_level("efficiency") if stack is not None else 0
+        ticks = self.rules.dig_ticks(block, tool, efficiency, self.haste)
+        if ticks > 0:
+            self.clock += ticks + self.config.timing.break_delay
         harvestable = self.rules.can_harvest(block, tool)
         self.events.rule_applied(
             RuleApplication(
@@ -394,6 +405,7 @@ class Body:
                 self.spend(block, 1)
                 self.state.place_block(cell, block)
                 self.pillared[block] = self.pillared.get(block, 0) + 1
+                self.clock += self.config.timing.pillar_ticks
                 return
 
     def _clearable(self) -> Clearable:
@@ -434,14 +446,22 @@ class Body:
             elif len(self.broken) > broken and not self.can_clear(name):
                 stop = Blocked(cell, name)
             if stop is not None:
-                self.pos = settle(self.state, plan.froms[i])
+                self.move_to(settle(self.state, plan.froms[i]))
                 return Walked(drops, stop)
             drops.extend(self.break_block(cell, sub=f"{sub}/path{i}", needed=False))
             self.dug += 1
         for _k, cell in pillars[placed:]:
             self._pillar(cell)
-        self.pos = settle(self.state, plan.stand)
+        self.move_to(settle(self.state, plan.stand))
         return Walked(drops)
+
+    def move_to(self, pos: Pos) -> None:
+        """Go to ``pos``; the clock counts the straight distance at the body's walking speed
+        (a way over terrain is a little longer; the blocks dug on it count apart)."""
+        x, y, z = self.pos
+        gap = math.sqrt((pos[0] - x) ** 2 + (pos[1] - y) ** 2 + (pos[2] - z) ** 2)
+        self.clock += math.ceil(gap / self.walk_per_tick)
+        self.pos = pos
 
     # -- items -----------------------------------------------------------------------
     def gain(self, stacks: list[ItemStack]) -> dict[str, int]:
@@ -499,35 +519,35 @@ class Body:
         before = self.inventory.totals()
         self.signature = action_signature(action)
         self.broken, self.dug, self.pillared, self.keep = [], 0, {}, {}
+        start = self.clock
         result = handlers[action.skill](self, action.args)
         after = self.inventory.totals()
         change = delta(before, after)
         broken = list(self.broken)
         pillared = self.pillared
-        if dict(result.inventory_delta) != change or broken or pillared:
-            message, details = result.message, dict(result.details)
-            if broken:
-                # What a player sees: the tool breaking, and it is gone from the hotbar.
-                details["tools_broken"] = broken
-                message += "; " + ", ".join(f"the {t} broke" for t in broken)
-            if pillared:
-                # Blocks placed under the feet to climb on the way: in the inventory change,
-                # not in ``consumed`` (what the skill itself used: a recipe's inputs).
-                details["pillared"] = dict(sorted(pillared.items()))
-                n = sum(pillared.values())
-                message += f"; placed {n} block{'s' if n > 1 else ''} underfoot to climb"
-            result = ActionResult(
-                result.skill,
-                result.args,
-                result.ok,
-                result.reason,
-                message,
-                result.produced,
-                result.consumed,
-                change,
-                details,
-            )
-        return result
+        message, details = result.message, dict(result.details)
+        details["ticks"] = self.clock - start  # the game time the call took
+        if broken:
+            # What a player sees: the tool breaking, and it is gone from the hotbar.
+            details["tools_broken"] = broken
+            message += "; " + ", ".join(f"the {t} broke" for t in broken)
+        if pillared:
+            # Blocks placed under the feet to climb on the way: in the inventory change,
+            # not in ``consumed`` (what the skill itself used: a recipe's inputs).
+            details["pillared"] = dict(sorted(pillared.items()))
+            n = sum(pillared.values())
+            message += f"; placed {n} block{'s' if n > 1 else ''} underfoot to climb"
+        return ActionResult(
+            result.skill,
+            result.args,
+            result.ok,
+            result.reason,
+            message,
+            result.produced,
+            result.consumed,
+            change,
+            details,
+        )
 
 
 def _points_for_next(level: int) -> int:

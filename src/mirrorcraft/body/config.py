@@ -13,6 +13,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from mirrorcraft.safeload import load_yaml_file
 
 
+class Timing(BaseModel):
+    """Game time of what a call does, beyond digging and cooking (``timing`` in body.yaml)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    walk_speed: float = Field(5.612, gt=0, le=100)
+    break_delay: int = Field(5, ge=0, le=100)
+    pillar_ticks: int = Field(10, ge=0, le=200)
+
+
 class BodyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -33,9 +43,10 @@ class BodyConfig(BaseModel):
     facilities: tuple[str, ...] = ()
     observable_blocks: tuple[str, ...] = ()
     needs_support: frozenset[str] = frozenset()
+    timing: Timing = Timing()
 
 
-SIMULATOR_VERSION = 4
+SIMULATOR_VERSION = 5
 """The embedded simulator's behaviour version. Raise it with any change that alters an
 episode's result on the simulator (what a skill does, digs, drops, wears or observes): it is
 part of each record's ``body_fingerprint``, so a results folder refuses to resume, and the
@@ -65,6 +76,8 @@ def body_fingerprint(backend: str = "sim") -> str:
     for name, value in config:
         if isinstance(value, frozenset):  # a set's order varies between processes
             body[name] = sorted(value)
+    if backend != "sim":
+        body.pop("timing")  # the embedded clock's settings; a real server keeps its own time
     doc = {
         "backend": backend,
         "simulator_version": SIMULATOR_VERSION if backend == "sim" else None,

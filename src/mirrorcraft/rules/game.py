@@ -56,6 +56,8 @@ class ToolInfo:
     wear_instant_blocks: bool = False
     correct_for: frozenset[str] = frozenset()
     """Blocks the game hard-codes this item as the right tool for, beyond the mineable tags."""
+    attack_speed: float = 4.0
+    """Full-strength attacks a second (the item's attack-speed attribute; 4 bare-handed)."""
 
     def mine_wear(self, hardness: float) -> int:
         """Durability breaking a block of this hardness costs (vanilla's mineBlock)."""
@@ -197,6 +199,7 @@ def _load(folder: Path) -> GameData:
             int(info.get("wear_hit", 0)),
             bool(info.get("wear_instant_blocks", False)),
             frozenset(normalize_id(b) for b in info.get("correct_for", ())),
+            float(info.get("attack_speed", 4.0)),
         )
     durability = {
         normalize_id(n): int(i["durability"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -99,6 +100,10 @@ class RuleSet:
         default_factory=dict, init=False, compare=False, repr=False
     )
     """``can_harvest`` answers by (block, tool): a function of the game data and tags."""
+    _dig_ticks: dict[tuple[str, str | None, int, int], int] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    """``dig_ticks`` answers by (block, tool, efficiency, haste)."""
 
     # -- construction ----------------------------------------------------------
     @classmethod
@@ -162,6 +167,44 @@ class RuleSet:
         if known is None:
             known = self._harvests[(block, tool)] = self._can_harvest(block, tool)
         return known
+
+    def speeds_up(self, block: str, tool: str | None) -> bool:
+        """Does ``tool`` dig ``block`` at its own speed (its kind's mineable tag holds the
+        block, or the game hard-codes it as right for it)? Bare hands dig at speed 1."""
+        spec = self.game.tools.get(tool) if tool else None
+        if spec is None:
+            return False
+        if block in spec.correct_for:
+            return True
+        return block in self.block_tags.get(f"mineable/{spec.kind}", ())
+
+    def dig_ticks(self, block: str, tool: str | None, efficiency: int = 0, haste: int = 0) -> int:
+        """Game ticks a player on the ground, out of water, takes to break ``block`` with
+        ``tool`` (None: bare hand), as the game computes it: 0 for a block broken at once,
+        -1 for one that cannot be broken. Efficiency and Haste levels speed it up."""
+        key = (block, tool, efficiency, haste)
+        known = self._dig_ticks.get(key)
+        if known is None:
+            known = self._dig_ticks[key] = self._dig_time(block, tool, efficiency, haste)
+        return known
+
+    def _dig_time(self, block: str, tool: str | None, efficiency: int, haste: int) -> int:
+        info = self.game.blocks.get(block)
+        if info is None or not info.diggable or info.hardness < 0:
+            return -1
+        if info.hardness == 0:
+            return 0
+        speed = 1.0
+        if tool is not None and self.speeds_up(block, tool):
+            speed = self.game.tools[tool].speed
+        if efficiency > 0 and speed > 1:  # as the game: only a tool that speeds it up
+            speed += efficiency * efficiency + 1
+        if haste > 0:
+            speed *= 1 + 0.2 * haste
+        per_tick = speed / info.hardness / (30 if self.can_harvest(block, tool) else 100)
+        if per_tick >= 1:
+            return 0
+        return math.ceil(1 / per_tick)
 
     def _can_harvest(self, block: str, tool: str | None) -> bool:
         info = self.game.blocks.get(block)

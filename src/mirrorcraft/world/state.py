@@ -47,6 +47,16 @@ class StationState:
 
     block: str
     burn_left: int = 0
+    lit_at: int = 0
+    """The game tick (the body's clock) ``burn_left`` was counted at."""
+
+    def burn_now(self, now: int) -> int:
+        """Burn time left at game tick ``now``: a lit furnace burns a tick of it every tick,
+        cooking or not. The count is kept as of ``now``."""
+        if now > self.lit_at:
+            self.burn_left = max(self.burn_left - (now - self.lit_at), 0)
+            self.lit_at = now
+        return self.burn_left
 
 
 @dataclass

@@ -160,6 +160,7 @@ def smelt(body: Body, args: Mapping[str, Any]) -> ActionResult:
     if problem is not None:
         return problem
     furnace = body.state.stations.setdefault(pos, StationState(station))
+    furnace.burn_now(body.clock)  # what is left of a fire lit by an earlier call
     recipe = body.rules.cooking(item, station)
     body.events.rule_applied(
         RuleApplication(
@@ -202,7 +203,9 @@ def smelt(body: Body, args: Mapping[str, Any]) -> ActionResult:
         if furnace.burn_left < recipe.cooking_time:
             break
         furnace.burn_left -= recipe.cooking_time
+        body.clock += recipe.cooking_time  # the call waits for each item to cook
         done += 1
+    furnace.lit_at = body.clock
     if done == 0:
         return failure(
             "smelt", args, r.NO_FUEL, f"no owned fuel can run the {station}", fuel_used=fuel_used

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -71,7 +72,8 @@ def _fight(body: Body, mob: Mob, weapon: Key | None) -> Key | None:
     """Hit a mob until it dies; every hit wears the weapon (it may break mid-fight).
 
     Returns the weapon copy in hand afterwards. Hits deal the weapon's attack damage
-    (1 bare-handed); no critical hits, cooldowns or effects.
+    (1 bare-handed); no critical hits or effects. Each hit waits for the weapon's attack
+    cooldown (20 ticks over its attack speed; 5 bare-handed), on the body's clock.
     """
     tools = body.rules.game.tools
     info = body.rules.game.entities.get(mob.type)
@@ -80,6 +82,7 @@ def _fight(body: Body, mob: Mob, weapon: Key | None) -> Key | None:
     while health > 0:
         spec = tools[weapon[0]] if weapon is not None else None
         health -= spec.attack_damage if spec is not None else 1.0
+        body.clock += math.ceil(20 / (spec.attack_speed if spec is not None else 4.0))
         if weapon is not None and spec is not None:
             worn = body.wear(weapon, spec.wear_hit, f"hit{mob.id}.{hit}")
             weapon = worn.after if not worn.broke else best_weapon(body)

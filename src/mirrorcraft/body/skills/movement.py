@@ -70,7 +70,7 @@ def explore(body: Body, args: Mapping[str, Any]) -> ActionResult:
         size = body.config.region_size
         cx = min(region[0] * size + size // 2, body.state.size - 1)
         cz = min(region[1] * size + size // 2, body.state.size - 1)
-        body.pos = settle(body.state, (cx, body.state.surface_y(cx, cz) + 1, cz))
+        body.move_to(settle(body.state, (cx, body.state.surface_y(cx, cz) + 1, cz)))
         body.state.explored_regions.add(region)
         hops += 1
         found = _find(body, target, names)
@@ -182,6 +182,7 @@ def ascend(body: Body, args: Mapping[str, Any]) -> ActionResult:
         body.spend(block, 1)
         consumed[block] = consumed.get(block, 0) + 1
         state.place_block((x, y + i, z), block)
+    body.clock += height * body.config.timing.pillar_ticks
     body.pos = (x, y + height, z)
     gained = body.gain(drops)
     return ActionResult(
@@ -200,17 +201,18 @@ def wait(body: Body, args: Mapping[str, Any]) -> ActionResult:
     """Let ticks pass. Time of day is fixed, but a lit furnace keeps burning its fuel.
 
     As in the game, a furnace, blast furnace or smoker that still has burn time from fuel
-    it took in burns it down tick by tick whether or not anything is cooking, so fuel
-    left over from an earlier smelt is gone after a long enough wait.
+    it took in burns it down tick by tick whether or not anything is cooking (every call
+    takes game time, and a wait only this), so fuel left over from an earlier smelt is gone
+    after long enough.
     """
     ticks = args["ticks"]
-    burning = [s for s in body.state.stations.values() if s.burn_left > 0]
-    for station in burning:
-        station.burn_left = max(station.burn_left - ticks, 0)
+    stations = body.state.stations.values()
+    burning = [s for s in stations if s.burn_now(body.clock) > 0]
+    body.clock += ticks
     if not burning:
         message = f"waited {ticks} ticks; time of day is fixed, so nothing changed"
     else:
-        out = sum(1 for s in burning if s.burn_left == 0)
+        out = sum(1 for s in burning if s.burn_now(body.clock) == 0)
         message = f"waited {ticks} ticks; time of day is fixed; lit furnaces kept burning fuel"
         if out:
             message += f" ({out} burned out)"
