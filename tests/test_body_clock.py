@@ -12,6 +12,7 @@ from mirrorcraft.backends.rulesets import vanilla_rules
 from mirrorcraft.body import results as r
 from mirrorcraft.body.config import default_body_config
 from mirrorcraft.rules.items import ItemStack
+from mirrorcraft.world.state import GroundDrop
 from tests.simtools import act, episode
 
 TIMING = default_body_config().timing
@@ -126,3 +127,26 @@ def test_an_attack_waits_out_the_weapons_cooldown_between_hits() -> None:
     sword = vanilla_rules().game.tools["iron_sword"]
     assert sword.attack_speed == pytest.approx(1.6)
     assert out.result.details["ticks"] >= 2 * math.ceil(20 / 1.6)
+
+
+def test_an_item_left_on_the_ground_despawns_after_five_minutes_of_game_time() -> None:
+    ep = episode(inventory={"dirt": 1})
+    body = ep.body
+    x, y, z = body.pos
+    body.clock = 500
+    # What the body cannot carry is left where it stands, stamped with the clock.
+    body.inventory.slots = 1  # a full inventory: the next different item stays on the ground
+    body.gain([ItemStack("apple", 2)])
+    assert [(d.item, d.dropped_at) for d in body.state.drops] == [("apple", 500)]
+    body.state.drops.append(GroundDrop("stick", 1, (x + 1, y, z), (), 3_000))
+    body.clock = 500 + TIMING.drop_despawn - 2
+    seen = act(ep, "wait", ticks=1)  # clock 6499: both still there
+    assert body.clock == 6_499
+    assert {d.id for d in seen.observation.nearby_drops} == {"apple", "stick"}
+    gone = act(ep, "wait", ticks=1)  # 6500: the apple lay 6000 ticks
+    assert {d.id for d in gone.observation.nearby_drops} == {"stick"}
+    assert act(ep, "collect", item="apple").result.reason == r.NO_TARGET_NEARBY
+    for _ in range(3):
+        act(ep, "wait", ticks=1_000)  # 9500
+    assert act(ep, "collect", item="stick").result.reason == r.NO_TARGET_NEARBY
+    assert body.state.drops == []

@@ -455,6 +455,18 @@ class Body:
         self.move_to(settle(self.state, plan.stand))
         return Walked(drops)
 
+    def _despawn(self) -> None:
+        """Items that lay on the ground ``timing.drop_despawn`` ticks or more are gone, as in
+        the game. Drops are kept in the order they fell, so the old ones lead the list."""
+        drops = self.state.drops
+        limit = self.clock - self.config.timing.drop_despawn
+        gone = 0
+        while gone < len(drops) and drops[gone].dropped_at <= limit:
+            gone += 1
+        if gone:
+            del drops[:gone]
+            self.state.drops_changed += 1
+
     def move_to(self, pos: Pos) -> None:
         """Go to ``pos``; the clock counts the straight distance at the body's walking speed
         (a way over terrain is a little longer; the blocks dug on it count apart)."""
@@ -475,7 +487,9 @@ class Body:
                 added.append(stack.with_count(n))
             if n < stack.count:
                 self.state.drops.append(
-                    GroundDrop(stack.item, stack.count - n, self.pos, stack.enchantments)
+                    GroundDrop(
+                        stack.item, stack.count - n, self.pos, stack.enchantments, self.clock
+                    )
                 )
         if added:
             self.events.inventory_changed(self.inventory.stacks(), added, self.step)
@@ -525,6 +539,7 @@ class Body:
         change = delta(before, after)
         broken = list(self.broken)
         pillared = self.pillared
+        self._despawn()
         message, details = result.message, dict(result.details)
         details["ticks"] = self.clock - start  # the game time the call took
         if broken:

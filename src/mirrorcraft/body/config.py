@@ -21,6 +21,7 @@ class Timing(BaseModel):
     walk_speed: float = Field(5.612, gt=0, le=100)
     break_delay: int = Field(5, ge=0, le=100)
     pillar_ticks: int = Field(10, ge=0, le=200)
+    drop_despawn: int = Field(6000, ge=1, le=10_000_000)
 
 
 class BodyConfig(BaseModel):

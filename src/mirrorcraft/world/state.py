@@ -39,6 +39,9 @@ class GroundDrop:
     count: int
     pos: Pos
     enchantments: tuple[tuple[str, int], ...] = ()
+    dropped_at: int = 0
+    """The game tick (the body's clock) it fell at: it despawns ``timing.drop_despawn``
+    ticks later, as an item on the ground does in the game."""
 
 
 @dataclass
