@@ -429,3 +429,27 @@ def test_an_interrupt_that_lands_as_the_command_returns_is_one_line_and_130(
     monkeypatch.setattr(gc, "freeze", interrupted)
     assert cli.entry() == 130
     assert capsys.readouterr().err == "mirrorcraft: interrupted\n"
+
+
+def test_a_ctrl_c_while_the_command_is_still_importing_ends_in_one_line() -> None:
+    """The console script imports ``mirrorcraft.cli`` and calls ``entry``. The commands take
+    about 0.6 s to import; a Ctrl-C then used to end in an import traceback. Here the
+    interrupt is raised by the import of the commands themselves."""
+    script = (
+        "import sys\n"
+        "class Interrupting:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'mirrorcraft.commands':\n"
+        "            raise KeyboardInterrupt\n"
+        "        return None\n"
+        "import mirrorcraft\n"  # it puts its own finder first; this one goes before it
+        "sys.meta_path.insert(0, Interrupting())\n"
+        "from mirrorcraft.cli import entry\n"
+        "sys.argv = ['mirrorcraft', 'controls']\n"
+        "sys.exit(entry())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 130, out.stderr
+    assert out.stderr == "mirrorcraft: interrupted\n"
