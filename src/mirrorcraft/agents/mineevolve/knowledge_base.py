@@ -17,7 +17,9 @@ from mirrorcraft.agents.mineevolve.entries import KnowledgeEntry
 OPS = ("add", "reinforce", "use", "retire")
 REPLAY_VERSION = 1
 """Raise when ``apply_op`` would turn the same operations into other entries: stores cache the
-state their operations replay to, and a cache made under another value is rebuilt."""
+state their operations replay to, and a cache made under another value is rebuilt.
+``tests/test_mineevolve_replay_pin.py`` pins what a stream of every operation kind replays
+to under each value, and fails when the replay changes under the same one."""
 
 
 class KnowledgeOpError(ValueError):
