@@ -22,6 +22,7 @@ from mirrorcraft.commands.common import (
 from mirrorcraft.commands.run_guards import (
     Resume,
     check_resume,
+    given_up_note,
     locked,
     no_action_note,
     not_finished_message,
@@ -326,15 +327,14 @@ def _run_locked(
             )
         finished = store.finished_ids() - stale
         wanted = {c.episode_id for c in conditions}
-        given_up = set(store.give_up_faulty(spec.execution.max_worker_faults, wanted))
+        caps = {
+            "worker": spec.execution.max_worker_faults,
+            "timeout": spec.execution.max_timeouts,
+        }
+        gave_up = store.give_up_faulty(caps, wanted)
+        given_up = set(gave_up)
         if given_up:
-            print(
-                f"{len(given_up)} episode(s) given up: their worker process died (or the "
-                f"harness failed) {spec.execution.max_worker_faults} time(s) or more over earlier "
-                "runs; they are not run (status given_up; the faults table keeps each "
-                "attempt): raise execution.max_worker_faults to try them again",
-                file=sys.stderr,
-            )
+            print(given_up_note(gave_up, caps), file=sys.stderr)
         jobs = plan_jobs(
             spec,
             conditions,

@@ -176,9 +176,30 @@ def preflight_remote(urls: Iterable[str], timeout_s: float = 5.0) -> None:
         )
 
 
+GIVEN_UP_WHY = {
+    "worker": ("their worker died on every attempt", "execution.max_worker_faults"),
+    "timeout": ("they ran past their time limit on every attempt", "execution.max_timeouts"),
+}
+"""Why episodes of each capped fault kind were given up, and the setting that brings them back."""
+
+
+def given_up_note(gave_up: Mapping[str, tuple[str, int]], caps: Mapping[str, int]) -> str:
+    """The line before a run: the episodes given up in earlier runs, why and what to raise."""
+    parts = []
+    for kind, (why, setting) in GIVEN_UP_WHY.items():
+        n = sum(1 for k, _ in gave_up.values() if k == kind)
+        if n:
+            parts.append(f"{n} because {why} ({caps[kind]} time(s) or more: raise {setting})")
+    return (
+        f"{len(gave_up)} episode(s) given up over earlier runs, not run (status given_up; "
+        f"the faults table keeps each attempt): {'; '.join(parts)} to try them again"
+    )
+
+
 def not_finished_message(missing: int, dispatchers: Sequence[Dispatcher]) -> str:
     """The closing line for a run that left episodes unfinished, saying why and what next."""
-    faults = stopped = given_up = 0
+    faults = stopped = 0
+    given_up = dict.fromkeys(GIVEN_UP_WHY, 0)
     reasons: dict[str, None] = {}
     for d in dispatchers:
         for _entry, why in d.left:
@@ -186,10 +207,11 @@ def not_finished_message(missing: int, dispatchers: Sequence[Dispatcher]) -> str
                 stopped += 1
                 reasons[why] = None
             elif why.startswith("given up"):
-                given_up += 1
+                given_up["timeout" if "time-out" in why else "worker"] += 1
             else:
                 faults += 1
-    other = max(missing - faults - stopped - given_up, 0)
+    gave_up = sum(given_up.values())
+    other = max(missing - faults - stopped - gave_up, 0)
     parts = []
     if faults:
         parts.append(f"{faults} after repeated infrastructure faults")
@@ -197,16 +219,17 @@ def not_finished_message(missing: int, dispatchers: Sequence[Dispatcher]) -> str
         parts.append(f"{stopped} held back from an endpoint that kept failing or is misconfigured")
     if other:
         parts.append(f"{other} not run (--limit, or interrupted)")
-    if given_up:
-        parts.append(
-            f"{given_up} given up after their worker died on every attempt (status given_up: "
-            "not run again unless execution.max_worker_faults is raised)"
-        )
-    which = "the others" if given_up else "them"
+    for kind, (why, setting) in GIVEN_UP_WHY.items():
+        if given_up[kind]:
+            parts.append(
+                f"{given_up[kind]} given up after {why} (status given_up: not run again "
+                f"unless {setting} is raised)"
+            )
+    which = "the others" if gave_up else "them"
     retry = (
         f"; rerun the same command to retry {which}: every unfinished episode gets fresh "
         "attempts (the faults table keeps each fault for the record)"
-        if missing > given_up
+        if missing > gave_up
         else ""
     )
     lines = [f"{missing} episode(s) not finished ({', '.join(parts)}){retry}"]

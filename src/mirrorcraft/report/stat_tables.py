@@ -283,7 +283,8 @@ def excluded_notes(excluded: dict[str, int]) -> list[str]:
             out.append(
                 f"left out: {n} episode(s) given up: the worker process running each died (or "
                 "the harness failed) on every attempt, execution.max_worker_faults times over "
-                "all runs; never scored (the faults table keeps each attempt)"
+                "all runs, or it ran past its time limit execution.max_timeouts times; never "
+                "scored (the faults table keeps each attempt, the record says which)"
             )
         else:
             out.append(f"left out: {n} infrastructure record(s) ({status}), never scored")
@@ -298,7 +299,8 @@ def unfinished_note(summary: Summary) -> str | None:
     given_up = summary["episodes"].get("excluded", {}).get("given_up", 0)
     but = (
         f" (all but the {given_up} given up, which it runs again only once "
-        "execution.max_worker_faults is raised)"
+        "execution.max_worker_faults or execution.max_timeouts, whichever gave them up, "
+        "is raised)"
         if given_up
         else ""
     )

@@ -22,7 +22,7 @@ from mirrorcraft.runner.pool import NOT_STARTED, WorkerPool
 from mirrorcraft.runner.progress import Progress
 from mirrorcraft.runner.records import EpisodeRecord
 from mirrorcraft.runner.spec import ExecutionSpec
-from mirrorcraft.runner.store import ResultStore, given_up_reason
+from mirrorcraft.runner.store import ResultStore, given_up_reason, is_episode_timeout
 
 POLL_S = 1.0
 QUEUE_DEPTH = 2
@@ -86,10 +86,12 @@ class Recorder:
         self.progress.failed += 1
         self.progress.fault_kinds[fault.kind] += 1
         why = None
-        cap = self.dispatcher.policy.max_worker_faults
         episode_id = job.condition.episode_id
-        if fault.kind == "worker" and (n := self.store.fault_count(episode_id, "worker")) >= cap:
-            why = given_up_reason(n, cap)
+        policy = self.dispatcher.policy
+        capped = fault.kind == "worker" or is_episode_timeout(fault.kind, fault.message)
+        cap = policy.max_worker_faults if fault.kind == "worker" else policy.max_timeouts
+        if capped and (n := self.store.capped_count(episode_id, fault.kind)) >= cap:
+            why = given_up_reason(n, cap, fault.kind)
             self.store.give_up(episode_id, why)
         if not self.dispatcher.faulted(entry, fault, why):
             self.progress.left += 1

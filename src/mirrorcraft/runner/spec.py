@@ -174,6 +174,15 @@ class ExecutionSpec(BaseModel):
         "meet over all runs of a folder; then it is given up: stored with status given_up "
         "and not run again until this is raised",
     )
+    max_timeouts: int = Field(
+        6,
+        ge=1,
+        le=1000,
+        strict=True,
+        description="times one episode may run past its wall-clock limit (episode_timeout_s) "
+        "over all runs of a folder; then it is given up like max_worker_faults (a model "
+        "call that times out is the endpoint's fault and is not counted)",
+    )
     retry_delay_s: float = Field(
         10.0,
         ge=0,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -51,14 +51,38 @@ FAULT_COLUMNS = {
 OK = "ok"
 INFRA_FAULT = "infra_fault"
 GIVEN_UP = "given_up"
-"""Status of an episode whose worker faults reached ``execution.max_worker_faults``."""
+"""Status of an episode whose worker faults reached ``execution.max_worker_faults``, or
+whose episode time limits reached ``execution.max_timeouts``, over all runs."""
+
+EPISODE_TIMEOUT = "the episode ran past its "
+"""How the message of a fault for an episode past its own wall-clock limit begins (the
+worker pool's, the event loop's and Ray's; a model call that timed out is the
+endpoint's and says otherwise). Such faults are capped over all runs like worker faults."""
+
+CAPPED = {
+    "worker": ("execution.max_worker_faults", "worker fault(s)"),
+    "timeout": ("execution.max_timeouts", "time-out(s) at the episode's wall-clock limit"),
+}
+"""The fault counts kept over all runs: setting, and what is counted, by kind."""
 
 
-def given_up_reason(faults: int, cap: int) -> str:
+def is_episode_timeout(kind: str, message: str) -> bool:
+    """Whether a fault is an episode past its own wall-clock limit (counted towards
+    ``execution.max_timeouts``), not a model call or a game server too slow to answer."""
+    return kind == "timeout" and message.startswith(EPISODE_TIMEOUT)
+
+
+def given_up_reason(faults: int, cap: int, kind: str = "worker") -> str:
     """Why an episode is given up (stored in its row, shown at the end of the run)."""
+    setting, what = CAPPED[kind]
+    why = (
+        "the process running it died, or the harness failed, every time"
+        if kind == "worker"
+        else "it ran past its time limit every time (the agent stuck, or a backend or "
+        "endpoint too slow for the limit)"
+    )
     return (
-        f"given up after {faults} worker fault(s) over all runs (execution.max_worker_faults "
-        f"is {cap}): the process running it died, or the harness failed, every time; it is "
+        f"given up after {faults} {what} over all runs ({setting} is {cap}): {why}; it is "
         "not run again unless that setting is raised"
     )
 
@@ -296,25 +320,52 @@ class ResultStore:
                 [(k, json.dumps(v, sort_keys=True)) for k, v in meta.items()],
             )
 
-    def worker_faults(self) -> dict[str, int]:
-        """Episode id -> its stored ``worker`` faults over all runs (dead worker processes,
-        internal errors), for episodes not stored as evaluated."""
+    def capped_faults(self, kind: str = "worker") -> dict[str, int]:
+        """Episode id -> its stored faults over all runs that count towards a cap (``CAPPED``:
+        ``worker`` faults, or time-outs at the episode's own limit), for episodes not stored
+        as evaluated."""
+        timeout_only = "" if kind == "worker" else " AND substr(f.message, 1, ?) = ?"
+        args: tuple[Any, ...] = (kind, OK)
+        if timeout_only:
+            args = (kind, len(EPISODE_TIMEOUT), EPISODE_TIMEOUT, OK)
         rows = self.db.execute(
             "SELECT f.episode_id, COUNT(*) FROM faults f LEFT JOIN episodes e"
-            " ON e.episode_id = f.episode_id WHERE f.kind = 'worker'"
+            f" ON e.episode_id = f.episode_id WHERE f.kind = ?{timeout_only}"
             " AND (e.status IS NULL OR e.status != ?) GROUP BY f.episode_id",
-            (OK,),
+            args,
         )
         return {str(e): int(n) for e, n in rows}
 
-    def give_up_faulty(self, cap: int, wanted: Collection[str]) -> dict[str, int]:
-        """Store as given up every unfinished episode of ``wanted`` with ``cap`` or more
-        worker faults, and as pending again (``INFRA_FAULT``) one given up under a lower
-        cap; returns the given-up episodes with their worker faults."""
-        counts = self.worker_faults()
-        out = {e: n for e, n in counts.items() if n >= cap and e in wanted}
-        for e, n in out.items():
-            self.give_up(e, given_up_reason(n, cap))
+    def worker_faults(self) -> dict[str, int]:
+        """Episode id -> its stored ``worker`` faults over all runs (dead worker processes,
+        internal errors), for episodes not stored as evaluated."""
+        return self.capped_faults("worker")
+
+    def capped_count(self, episode_id: str, kind: str) -> int:
+        """One episode's faults over all runs that count towards the cap of ``kind``."""
+        if kind != "timeout":
+            return self.fault_count(episode_id, kind)
+        (n,) = self.db.execute(
+            "SELECT COUNT(*) FROM faults WHERE episode_id = ? AND kind = 'timeout'"
+            " AND substr(message, 1, ?) = ?",
+            (episode_id, len(EPISODE_TIMEOUT), EPISODE_TIMEOUT),
+        ).fetchone()
+        return int(n)
+
+    def give_up_faulty(
+        self, caps: int | Mapping[str, int], wanted: Collection[str]
+    ) -> dict[str, tuple[str, int]]:
+        """Store as given up every unfinished episode of ``wanted`` whose capped faults of a
+        kind (``CAPPED``) reached that kind's cap (``caps``: by kind; a number is the
+        ``worker`` cap alone), and as pending again (``INFRA_FAULT``) one given up under a
+        lower cap; returns the given-up episodes with the kind and count that did it."""
+        limits = {"worker": caps} if isinstance(caps, int) else dict(caps)
+        out: dict[str, tuple[str, int]] = {}
+        for kind, cap in limits.items():
+            for e, n in self.capped_faults(kind).items():
+                if n >= cap and e in wanted and e not in out:
+                    out[e] = (kind, n)
+                    self.give_up(e, given_up_reason(n, cap, kind))
         with self._transaction():
             for (e,) in self.db.execute(
                 "SELECT episode_id FROM episodes WHERE status = ?", (GIVEN_UP,)
