@@ -36,7 +36,7 @@ def test_faults_group_by_kind_and_component_with_their_last_message() -> None:
     assert text.startswith("Infrastructure faults in this run (4; never scored)")
     assert "'m' at host:1" in text and "refused (3)" in text and "refused (1)" not in text
     assert "  connection: check that the endpoint or server is reachable" in text
-    assert "  worker: a worker process died" in text
+    assert "  worker: a worker process was killed (out of memory" in text
     assert fault_table([]) == ""
 
 

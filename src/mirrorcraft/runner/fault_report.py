@@ -9,7 +9,6 @@ stored) and what to do about it.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -22,9 +21,43 @@ ADVICE = {
     "server": "it answered with an error: rerun the same command; if it persists, check its logs",
     "config": "fix the model name, base URL, key or context window (or the agent, when the "
     "message names one), then rerun the same command",
-    "worker": "a worker process died (out of memory?): rerun, or use fewer --workers",
+    "worker": "a worker process died: rerun the same command",
 }
-"""What to do about each fault kind, in the user's words."""
+"""What to do about each fault kind, in the user's words (``advice`` refines some by message)."""
+
+INTERNAL_ERROR = "internal error: "
+"""How a worker fault for a Python exception in the harness begins (``runner.executor``)."""
+
+
+def advice(kind: str, message: str) -> str:
+    """What to do about a fault: by kind, and for a timeout or a worker fault by what the
+    message says happened (an exception is not memory; a killed process may be)."""
+    if kind == "timeout" and message.startswith("the episode ran past its "):
+        return (
+            "the episode ran past its wall-clock limit (its agent stuck, or a backend or "
+            "endpoint too slow for it): raise execution.episode_timeout_s if it needs longer; "
+            "each rerun retries it until execution.max_timeouts over all runs"
+        )
+    if kind != "worker":
+        return ADVICE.get(kind, "rerun the same command")
+    if message.startswith(INTERNAL_ERROR):
+        lines = message[len(INTERNAL_ERROR) :].strip().splitlines() or ["an exception"]
+        return (
+            f"a Python exception, not a dead process ({_clip(lines[0], 80)}): fix what it "
+            "names (the agent, a rules pack, a world, a setting; or report it with the "
+            "faults table's message if it is in mirrorcraft), then rerun the same command"
+        )
+    if "SIGKILL" in message:
+        return (
+            "a worker process was killed (out of memory, or killed by hand?): rerun, or "
+            "use fewer --workers"
+        )
+    return (
+        "a worker process died (its message says how: a crash in native code, an exit): "
+        "rerun the same command; each rerun retries it until execution.max_worker_faults "
+        "over all runs"
+    )
+
 
 MESSAGE_WIDTH = 100
 
@@ -36,7 +69,7 @@ def component_of(fault: Fault, endpoint: str | None, backend: str) -> str:
     if fault.endpoint and endpoint:
         return endpoint
     if fault.kind == "worker":
-        return "worker process"
+        return "harness or agent" if fault.message.startswith(INTERNAL_ERROR) else "worker process"
     game = "Minecraft server (mineflayer)" if backend == "mineflayer" else "embedded simulator"
     return f"agent or {game}" if fault.kind == "timeout" else game
 
@@ -88,7 +121,7 @@ def fault_table(groups: Sequence[FaultGroup]) -> str:
     for g, row in zip(groups, rows, strict=True):
         cells = "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
         lines.append(f"{cells}  {_clip(g.last_message)}")
-    kinds = Counter(g.kind for g in groups)
+    todo = dict.fromkeys((g.kind, advice(g.kind, g.last_message)) for g in groups)
     lines.append("What to do:")
-    lines += [f"  {kind}: {ADVICE.get(kind, 'rerun the same command')}" for kind in kinds]
+    lines += [f"  {kind}: {what}" for kind, what in todo]
     return "\n".join(lines)
