@@ -104,18 +104,27 @@ def _agent_failure(where: str, exc: BaseException) -> str:
     return redact_text(prefix + exception_text(exc))[:500]
 
 
-AGENT_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
+AGENT_FAILURES = (BaseException,)
 """What an agent's own code may raise that ends its episode as its outcome (``agent_error``):
 any exception, and ``sys.exit`` (which in the event loop would otherwise end the whole run,
-and in a worker process end the worker), ``os._exit`` in a worker (``agent_exits``) and a
-``KeyboardInterrupt`` that cannot be the user's Ctrl-C (``_own``). ``WorkerStopped``, the
-runner's own stop, and infrastructure faults are re-raised before this is caught."""
+and in a worker process end the worker), ``os._exit`` in a worker (``agent_exits``), a
+``KeyboardInterrupt`` that cannot be the user's Ctrl-C and an ``asyncio.CancelledError``
+that is not the runner cancelling the episode (``_own``), and any other ``BaseException``
+subclass (one escaping a worker ended it with "exited with status 1", retried as a
+``worker`` fault; one escaping the event loop ended the whole run with a traceback).
+``WorkerStopped``, the runner's own stop, and infrastructure faults are re-raised before
+this is caught."""
 
 
 def _own(exc: BaseException) -> BaseException:
-    """``exc``, unless it is a ``KeyboardInterrupt`` that may be the user's: re-raised."""
+    """``exc``, unless it is a ``KeyboardInterrupt`` that may be the user's, or a
+    cancellation of the episode's task by the runner (its time limit): re-raised."""
     if isinstance(exc, KeyboardInterrupt) and not interrupt_is_the_agents():
         raise exc
+    if isinstance(exc, asyncio.CancelledError):
+        task = asyncio.current_task()
+        if task is None or task.cancelling() > 0:
+            raise exc
     return exc
 
 
