@@ -124,10 +124,19 @@ def run_accumulation(args: argparse.Namespace, raw: dict[str, Any], source: str)
         print(outcome.fault_table)
     for line in outcome.missing:
         print(f"not finished: {line}")
-    if outcome.missing:
+    if outcome.given_up:
+        settings = " or ".join(sorted(set(outcome.given_up.values())))
         print(
-            "rerun the same command to continue: unfinished episodes get fresh attempts "
-            "(the faults tables keep each fault for the record)"
+            f"{len(outcome.given_up)} episode(s) given up over all runs (status given_up): a "
+            "rerun does not run them, nor what follows them in their stream; fix what failed "
+            "(each fault is kept in the faults table of train.sqlite or results.sqlite), "
+            f"then raise {settings} and rerun to try them again"
+        )
+    if any("given up" not in line for line in outcome.missing):
+        others = " the others" if outcome.given_up else ""
+        print(
+            f"rerun the same command to continue{others}: unfinished episodes get fresh "
+            "attempts (the faults tables keep each fault for the record)"
         )
     if outcome.held_back:
         print(f"{outcome.held_back} episode(s) left for later by --limit; rerun to continue")

@@ -36,7 +36,7 @@ from mirrorcraft.runner.fault_report import component_of
 from mirrorcraft.runner.loops import new_run_id, run_timed, secrets_of
 from mirrorcraft.runner.pool import WorkerPool
 from mirrorcraft.runner.spec import IDENTITY_KEY, run_identity
-from mirrorcraft.runner.store import ResultStore
+from mirrorcraft.runner.store import CAPPED, ResultStore, given_up_reason
 from mirrorcraft.runner.versions import VERSIONS_KEY, with_version
 
 LIMITED = "left for a later run by --limit"
@@ -62,6 +62,10 @@ class Outcome:
     """Episodes not started because ``limit`` was reached (rerun to continue)."""
     fault_table: str = ""
     """The closing table of this run's infrastructure faults (empty when there were none)."""
+    given_up: dict[str, str] = field(default_factory=dict)
+    """Episodes given up over all runs (``execution.max_worker_faults``,
+    ``execution.max_timeouts``) -> the setting to raise: a rerun does not run them, nor what
+    follows them in their stream, until it is raised."""
 
 
 class AccumulationRunner:
@@ -328,6 +332,8 @@ class AccumulationRunner:
         policy = self.spec.execution
         label = job.endpoint or ""
         attempts = 0
+        if (why := self._over_cap(eid, db)) is not None:  # given up by earlier runs
+            return None
         while True:
             probe = self.breaker.probing(self.breaker.get(label))
             why = await self._admit(label)
@@ -357,6 +363,8 @@ class AccumulationRunner:
             if not (probe and fault.endpoint and fault.kind != "config"):
                 attempts += 1  # a failed probe of a paused endpoint is the endpoint's fault
             self.breaker.fault(label, fault, time.monotonic())
+            if (why := self._over_cap(eid, db)) is not None:
+                return None
             why = self.breaker.stopped(label, time.monotonic())
             if why is None and attempts >= policy.max_attempts:
                 why = f"{attempts} fault(s) in this run, the last: {fault.kind}: {fault.message}"
@@ -364,6 +372,22 @@ class AccumulationRunner:
                 self.given_up[eid] = why
                 return None
             await asyncio.sleep(policy.retry_delay(attempts))
+
+    def _over_cap(self, eid: str, db: ResultStore) -> str | None:
+        """Why ``eid`` is given up, when its worker faults or time-outs over all runs reached
+        their cap (stored as given up, and noted in ``self.given_up`` and the outcome); else
+        None. A stream cannot skip it: it stops there in every rerun, saying so, until the
+        cap is raised (grid runs give such episodes up the same way: ``ResultStore``)."""
+        policy = self.spec.execution
+        for kind, cap in (("worker", policy.max_worker_faults), ("timeout", policy.max_timeouts)):
+            n = db.capped_count(eid, kind)
+            if n >= cap:
+                why = given_up_reason(n, cap, kind)
+                db.give_up(eid, why)
+                self.given_up[eid] = why
+                self.outcome.given_up[eid] = CAPPED[kind][0]
+                return why
+        return None
 
     async def _admit(self, label: str) -> str | None:
         """Wait while the endpoint is paused; the reason it is stopped, or None to go."""
@@ -435,7 +459,10 @@ class AccumulationRunner:
         for cp in self.spec.checkpoints:
             key = self.checkpoint_key(stream.variant, model, cp)
             if not self.ready[key].is_set():
-                self.failed[key] = f"training of {stream.variant} stopped before {cp} episodes"
+                given_up = " (at an episode given up)" if why.startswith("given up") else ""
+                self.failed[key] = (
+                    f"training of {stream.variant} stopped before {cp} episodes{given_up}"
+                )
                 self.ready[key].set()
 
     async def _evaluate(self, stream: Stream, trained: set[tuple[str, str]]) -> None:
