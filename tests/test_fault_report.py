@@ -11,6 +11,7 @@ from pathlib import Path
 from mirrorcraft.faults import Fault
 from mirrorcraft.llm.fakeserver import Fail, FakeOpenAIServer
 from mirrorcraft.runner.fault_report import (
+    advice,
     component_of,
     fault_table,
     group_faults,
@@ -121,3 +122,13 @@ def test_a_failing_endpoint_shows_its_reason_at_the_end_of_the_run(tmp_path: Pat
     assert "server" in table and f"127.0.0.1:{server.port}" in table
     assert "503" in table and "What to do:" in table
     assert "rerun the same command" in out
+
+
+def test_an_endpoint_answering_what_is_not_a_chat_completion_is_told_to_check_its_url() -> None:
+    """A 200 with a body that is not JSON (base_url at a web page, or missing /v1) was advised
+    "it answered with an error ... check its logs"; the advice now names the likely cause."""
+    message = "model 'm' at h:1 still failing ...; last error: malformed_response (unreadable body)"
+    text = fault_table(group_faults([("server", "'m' at h:1", message, "e")]))
+    assert "server: it answered 2xx with a body that is not a chat completion" in text
+    assert "check that base_url is the API's root" in text
+    assert "check its logs" in advice("server", "HTTP 500")

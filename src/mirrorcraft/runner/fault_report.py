@@ -38,6 +38,12 @@ def advice(kind: str, message: str) -> str:
             "endpoint too slow for it): raise execution.episode_timeout_s if it needs longer; "
             "each rerun retries it until execution.max_timeouts over all runs"
         )
+    if kind == "server" and "malformed_response" in message:
+        return (
+            "it answered 2xx with a body that is not a chat completion (a web page, a proxy's "
+            "error page, another API): check that base_url is the API's root (most servers' "
+            "ends in /v1) and that it serves the OpenAI chat API, then rerun the same command"
+        )
     if kind != "worker":
         return ADVICE.get(kind, "rerun the same command")
     if message.startswith(INTERNAL_ERROR):
