@@ -109,7 +109,7 @@ def test_backend_faults_never_pause_an_endpoint() -> None:
     d, _clock, said = make(5)
     for e in d.take(5):
         d.faulted(e, Fault("worker", "the worker died"))
-    assert said == [] and d.status() == []
+    assert said == [] and d.status() == ["5 waiting to retry (next in 10s)"]  # no pause
 
 
 def test_redaction_covers_urls_bearers_query_keys_and_given_secrets() -> None:
@@ -133,3 +133,25 @@ def test_execution_waits_and_limits_must_be_finite() -> None:
         with pytest.raises(pydantic.ValidationError, match="finite"):
             ExecutionSpec(**{field: float("inf")})
         assert ExecutionSpec(**{field: 5.0})
+
+
+def test_episodes_waiting_out_their_retry_delay_say_so_and_the_delay_is_bounded() -> None:
+    """A run waiting before the next attempt showed an unchanging progress line (with the
+    defaults up to 5 min; with a retry delay typed in the wrong unit, for years, to all
+    appearances hung). The line now says how many wait and for how long, and a delay over
+    a day is refused when the spec is read."""
+    import pydantic
+    import pytest
+
+    d, clock, _ = make(2, endpoint=None)
+    a, _b = d.take(2)
+    assert d.status() == []
+    d.faulted(a, Fault("worker", "died"))
+    assert d.status() == ["1 waiting to retry (next in 10s)"]
+    clock.now = 4.0
+    assert d.status() == ["1 waiting to retry (next in 6.0s)"]
+    clock.now = 10.0
+    assert d.status() == []
+    for field in ("retry_delay_s", "retry_delay_max_s"):
+        with pytest.raises(pydantic.ValidationError, match="less than or equal to 86400"):
+            ExecutionSpec(**{field: 1e9})

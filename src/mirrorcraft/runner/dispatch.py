@@ -248,4 +248,19 @@ class Dispatcher:
         return True
 
     def status(self) -> list[str]:
-        return self.breaker.status(self.clock())
+        """Progress-line notes: paused or stopped endpoints, and episodes waiting out their
+        retry delay (without it, a run waiting minutes before the next attempt showed
+        nothing but an unchanging line)."""
+        now = self.clock()
+        notes = self.breaker.status(now)
+        waiting = [
+            e.not_before
+            for e in self.pending
+            if e.not_before > now  # an endpoint's pause is said by its own note
+            and (e.endpoint is None or now >= self.breaker.get(e.endpoint).paused_until)
+        ]
+        if waiting:
+            notes.append(
+                f"{len(waiting)} waiting to retry (next in {duration(min(waiting) - now)})"
+            )
+        return notes

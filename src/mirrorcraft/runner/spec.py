@@ -145,6 +145,11 @@ def runner_options(options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k != "client"}
 
 
+MAX_RETRY_DELAY_S = 86400.0
+"""The longest retry delay a spec may set (a day): a larger one (seconds typed for
+milliseconds) left a run waiting, to all appearances hung, for years."""
+
+
 class ExecutionSpec(BaseModel):
     """How a run treats failures and runaway episodes. Never part of the spec hash: it
     changes how episodes are run, not what they measure."""
@@ -186,11 +191,16 @@ class ExecutionSpec(BaseModel):
     retry_delay_s: float = Field(
         10.0,
         ge=0,
+        le=MAX_RETRY_DELAY_S,
         allow_inf_nan=False,
         description="wait before a faulted episode runs again; doubles each time",
     )
     retry_delay_max_s: float = Field(
-        300.0, ge=0, allow_inf_nan=False, description="the longest such wait"
+        300.0,
+        ge=0,
+        le=MAX_RETRY_DELAY_S,
+        allow_inf_nan=False,
+        description="the longest such wait",
     )
     pause_after_faults: int = Field(
         3,
