@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -316,3 +317,10 @@ def test_a_stream_episode_whose_worker_dies_every_time_stops_its_stream_for_good
     assert "1 episode(s) given up over all runs" in third.stdout
     assert "training of k stopped before 3 episodes (at an episode given up)" in third.stdout
     assert rows(db, "SELECT COUNT(*) FROM episodes WHERE status = 'ok'") == [(1,)]
+    analysis = subprocess.run(
+        [sys.executable, "-m", "mirrorcraft.cli", "analyze", str(db)],
+        capture_output=True, text=True, env=environ, timeout=300,
+    )  # fmt: skip
+    assert analysis.returncode == 0, analysis.stderr
+    assert "left out: 1 episode(s) given up" in analysis.stdout
+    assert "in an accumulation stream the episodes after them" in analysis.stdout

@@ -298,9 +298,9 @@ def unfinished_note(summary: Summary) -> str | None:
         return None
     given_up = summary["episodes"].get("excluded", {}).get("given_up", 0)
     but = (
-        f" (all but the {given_up} given up, which it runs again only once "
-        "execution.max_worker_faults or execution.max_timeouts, whichever gave them up, "
-        "is raised)"
+        f" (all but the {given_up} given up, and in an accumulation stream the episodes "
+        "after them, which it runs again only once execution.max_worker_faults or "
+        "execution.max_timeouts, whichever gave them up, is raised)"
         if given_up
         else ""
     )
