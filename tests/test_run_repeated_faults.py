@@ -267,7 +267,45 @@ class KilledSecond:
         if not self.writable:
             return []
         return [{"op": "put", "id": "count", "record": {"kind": "count", "n": self.seen + 1}}]
+
+
+class Stuck(KilledSecond):
+    def act(self, obs):
+        import time
+
+        time.sleep(600)
 """
+
+
+def test_a_stream_episode_that_blocks_meets_its_time_limit_with_one_worker(
+    tmp_path: Path,
+) -> None:
+    """With ``--workers 1`` an accumulation run played each episode on its own event loop:
+    an agent whose ``act`` blocked (a stuck computation) held the loop, its time limit never
+    fired and the run hung with no fault. It now runs in a worker process, stopped at the
+    limit and recorded as a timeout fault, like a grid run's."""
+    doc = {
+        "schema_version": 1,
+        "kind": "accumulation",
+        "name": "stream-stuck",
+        "variants": [{"name": "k", "agent": "stream_agents:Stuck"}],
+        "train": {"worlds": ["plains-1"], "rules": ["vanilla"], "tasks": ["iron_armor"],
+                  "episodes": 2},
+        "checkpoints": [2],
+        "eval": {"worlds": ["plains-1"], "rules": ["vanilla"], "tasks": ["diamond"]},
+        "budget": 3,
+        "execution": {"max_attempts": 1, "episode_timeout_s": 1},
+    }  # fmt: skip
+    (tmp_path / "stream_agents.py").write_text(MEMORY_AGENT)
+    cmd = command(write_spec(tmp_path / "spec.yaml", doc), tmp_path / "out", "--workers", "1")
+    environ = {**env(), "PYTHONPATH": os.pathsep.join([str(tmp_path), env().get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [*cmd, "--no-report"], capture_output=True, text=True, env=environ, timeout=300
+    )
+    assert done.returncode == 1, done.stderr
+    assert "stopped at episode 1: 1 fault(s) in this run, the last: timeout" in done.stdout
+    ((_, kind, message),) = faults(tmp_path / "out" / "train.sqlite")
+    assert kind == "timeout" and "wall-clock limit of 1 s" in message
 
 
 def test_a_stream_episode_whose_worker_dies_every_time_stops_its_stream_for_good(

@@ -112,6 +112,7 @@ class AccumulationRunner:
         self.breaker = Breaker(spec.execution, say)
         self.run_id = new_run_id()
         self._pool: WorkerPool | None = None
+        self._pump_task: asyncio.Future[None] | None = None
         self._waiting: dict[int, asyncio.Future[tuple[str, Any]]] = {}
         self._limit: asyncio.Semaphore | None = None
 
@@ -237,17 +238,13 @@ class AccumulationRunner:
                     self.ready[key] = asyncio.Event()
                     if (v.name, m.name) not in trained:
                         self.ready[key].set()  # no training: every checkpoint starts empty
-        pump = None
-        if self.workers > 1:
-            self._pool = WorkerPool(self.workers, run_job)
-            pump = asyncio.ensure_future(self._pump())
         try:
             await asyncio.gather(
                 *(self._train(s) for s in train), *(self._evaluate(s, trained) for s in evals)
             )
         finally:
-            if pump is not None:
-                pump.cancel()
+            if self._pump_task is not None:
+                self._pump_task.cancel()
             if self._pool is not None:
                 self._pool.close()
 
@@ -264,6 +261,13 @@ class AccumulationRunner:
     async def _episode(self, job: Job) -> tuple[str, Any]:
         assert self._limit is not None
         async with self._limit:
+            # Only an agent that waits on the network runs on this event loop (with one
+            # worker): the time limit of one that computes (a plugin, a reference agent) is
+            # enforced by stopping its worker process. On the event loop, a blocking act held
+            # the loop and the limit never fired: the run hung without a fault.
+            if self._pool is None and (self.workers > 1 or not job.in_event_loop):
+                self._pool = WorkerPool(self.workers, run_job)
+                self._pump_task = asyncio.ensure_future(self._pump())
             if self._pool is None:
                 return await run_timed(job)
             future: asyncio.Future[tuple[str, Any]] = asyncio.get_running_loop().create_future()
