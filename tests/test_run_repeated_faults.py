@@ -150,12 +150,19 @@ def test_an_episode_past_its_time_limit_every_time_is_given_up_across_reruns(
     assert third.returncode == 0, third.stderr
     assert "running 0" in third.stderr and len(faults(db)) == 2
     assert "because they ran past their time limit" in third.stderr
-    assert "raise execution.max_timeouts" in third.stderr
+    assert "raise execution.episode_timeout_s or execution.max_timeouts" in third.stderr
 
     raised = {**spec, "execution": {**spec["execution"], "max_timeouts": 3}}
     fourth = _run(tmp_path, raised)
     assert fourth.returncode == 1, fourth.stderr
     assert "running 1" in fourth.stderr and len(faults(db)) == 3
+
+    # Raising the limit, as the run advises, gives it a fresh count: time-outs at a
+    # shorter limit do not count against the longer one.
+    longer = {**spec, "execution": {**spec["execution"], "episode_timeout_s": 2}}
+    fifth = _run(tmp_path, longer)
+    assert fifth.returncode == 1, fifth.stderr
+    assert "running 1" in fifth.stderr and len(faults(db)) == 4
 
 
 def test_time_outs_of_a_folder_written_before_the_cap_count_and_model_calls_do_not(
@@ -172,6 +179,12 @@ def test_time_outs_of_a_folder_written_before_the_cap_count_and_model_calls_do_n
         assert store.counts() == {"given_up": 1, "infra_fault": 1}
         assert store.give_up_faulty({"worker": 3, "timeout": 4}, {"old", "call"}) == {}
         assert store.counts() == {"infra_fault": 2}  # pending again under a higher cap
+        # Time-outs at a shorter limit than the episode has now do not count.
+        caps = {"worker": 3, "timeout": 3}
+        assert store.give_up_faulty(caps, {"old"}, {"old": 5.0}) == {"old": ("timeout", 3)}
+        assert store.give_up_faulty(caps, {"old"}, {"old": 6.0}) == {}
+        assert store.capped_count("old", "timeout", 6.0) == 0
+        assert store.capped_count("old", "timeout", 4.0) == 3
 
 
 def test_an_exception_is_not_called_out_of_memory_and_a_killed_worker_is() -> None:

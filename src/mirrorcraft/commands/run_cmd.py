@@ -331,18 +331,20 @@ def _run_locked(
             "worker": spec.execution.max_worker_faults,
             "timeout": spec.execution.max_timeouts,
         }
-        gave_up = store.give_up_faulty(caps, wanted)
-        given_up = set(gave_up)
-        if given_up:
-            print(given_up_note(gave_up, caps), file=sys.stderr)
         jobs = plan_jobs(
             spec,
             conditions,
-            finished | given_up,
+            finished,
             cache_path=out / "llm_cache.sqlite",
             backend_options=backend_options,
             spec_hash=identity,
         )
+        limits = {j.condition.episode_id: j.timeout_s for j in jobs}
+        gave_up = store.give_up_faulty(caps, wanted, limits)
+        given_up = set(gave_up)
+        if given_up:
+            print(given_up_note(gave_up, caps), file=sys.stderr)
+            jobs = [j for j in jobs if j.condition.episode_id not in given_up]
         held_back = 0
         if args.limit is not None:
             held_back = max(len(jobs) - max(args.limit, 0), 0)

@@ -178,7 +178,10 @@ def preflight_remote(urls: Iterable[str], timeout_s: float = 5.0) -> None:
 
 GIVEN_UP_WHY = {
     "worker": ("their worker died on every attempt", "execution.max_worker_faults"),
-    "timeout": ("they ran past their time limit on every attempt", "execution.max_timeouts"),
+    "timeout": (
+        "they ran past their time limit on every attempt",
+        "execution.episode_timeout_s or execution.max_timeouts",
+    ),
 }
 """Why episodes of each capped fault kind were given up, and the setting that brings them back."""
 

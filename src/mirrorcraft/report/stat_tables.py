@@ -300,7 +300,7 @@ def unfinished_note(summary: Summary) -> str | None:
     but = (
         f" (all but the {given_up} given up, and in an accumulation stream the episodes "
         "after them, which it runs again only once execution.max_worker_faults or "
-        "execution.max_timeouts, whichever gave them up, is raised)"
+        "execution.max_timeouts (or episode_timeout_s), whichever gave them up, is raised)"
         if given_up
         else ""
     )

@@ -336,7 +336,7 @@ class AccumulationRunner:
         policy = self.spec.execution
         label = job.endpoint or ""
         attempts = 0
-        if (why := self._over_cap(eid, db)) is not None:  # given up by earlier runs
+        if (why := self._over_cap(eid, db, job.timeout_s)) is not None:  # given up by earlier runs
             return None
         while True:
             probe = self.breaker.probing(self.breaker.get(label))
@@ -367,7 +367,7 @@ class AccumulationRunner:
             if not (probe and fault.endpoint and fault.kind != "config"):
                 attempts += 1  # a failed probe of a paused endpoint is the endpoint's fault
             self.breaker.fault(label, fault, time.monotonic())
-            if (why := self._over_cap(eid, db)) is not None:
+            if (why := self._over_cap(eid, db, job.timeout_s)) is not None:
                 return None
             why = self.breaker.stopped(label, time.monotonic())
             if why is None and attempts >= policy.max_attempts:
@@ -377,19 +377,20 @@ class AccumulationRunner:
                 return None
             await asyncio.sleep(policy.retry_delay(attempts))
 
-    def _over_cap(self, eid: str, db: ResultStore) -> str | None:
+    def _over_cap(self, eid: str, db: ResultStore, limit: float | None) -> str | None:
         """Why ``eid`` is given up, when its worker faults or time-outs over all runs reached
         their cap (stored as given up, and noted in ``self.given_up`` and the outcome); else
         None. A stream cannot skip it: it stops there in every rerun, saying so, until the
         cap is raised (grid runs give such episodes up the same way: ``ResultStore``)."""
         policy = self.spec.execution
         for kind, cap in (("worker", policy.max_worker_faults), ("timeout", policy.max_timeouts)):
-            n = db.capped_count(eid, kind)
+            n = db.capped_count(eid, kind, limit)  # time-outs at its limit now or longer
             if n >= cap:
                 why = given_up_reason(n, cap, kind)
                 db.give_up(eid, why)
                 self.given_up[eid] = why
-                self.outcome.given_up[eid] = CAPPED[kind][0]
+                longer = "execution.episode_timeout_s or " if kind == "timeout" else ""
+                self.outcome.given_up[eid] = longer + CAPPED[kind][0]
                 return why
         return None
 

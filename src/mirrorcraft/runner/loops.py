@@ -90,7 +90,7 @@ class Recorder:
         policy = self.dispatcher.policy
         capped = fault.kind == "worker" or is_episode_timeout(fault.kind, fault.message)
         cap = policy.max_worker_faults if fault.kind == "worker" else policy.max_timeouts
-        if capped and (n := self.store.capped_count(episode_id, fault.kind)) >= cap:
+        if capped and (n := self.store.capped_count(episode_id, fault.kind, job.timeout_s)) >= cap:
             why = given_up_reason(n, cap, fault.kind)
             self.store.give_up(episode_id, why)
         if not self.dispatcher.faulted(entry, fault, why):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sqlite3
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -72,6 +73,22 @@ def is_episode_timeout(kind: str, message: str) -> bool:
     return kind == "timeout" and message.startswith(EPISODE_TIMEOUT)
 
 
+_LIMIT = re.compile(r"limit of ([0-9.eE+-]+) s")
+
+
+def at_limit(message: str, limit: float | None) -> bool:
+    """Whether an episode time-out's ``message`` was met at ``limit`` or a longer one (its
+    message says the limit; one that does not, or no ``limit``, counts)."""
+    found = _LIMIT.search(message)
+    if limit is None or found is None:
+        return True
+    try:
+        then = float(found.group(1))
+    except ValueError:
+        return True
+    return then >= limit * (1 - 1e-5)  # the message's limit is rounded (``:g``)
+
+
 def given_up_reason(faults: int, cap: int, kind: str = "worker") -> str:
     """Why an episode is given up (stored in its row, shown at the end of the run)."""
     setting, what = CAPPED[kind]
@@ -81,9 +98,10 @@ def given_up_reason(faults: int, cap: int, kind: str = "worker") -> str:
         else "it ran past its time limit every time (the agent stuck, or a backend or "
         "endpoint too slow for the limit)"
     )
+    longer = "" if kind == "worker" else ", or execution.episode_timeout_s,"
     return (
         f"given up after {faults} {what} over all runs ({setting} is {cap}): {why}; it is "
-        "not run again unless that setting is raised"
+        f"not run again unless that setting{longer} is raised"
     )
 
 
@@ -320,49 +338,65 @@ class ResultStore:
                 [(k, json.dumps(v, sort_keys=True)) for k, v in meta.items()],
             )
 
-    def capped_faults(self, kind: str = "worker") -> dict[str, int]:
+    def capped_faults(
+        self, kind: str = "worker", limits: Mapping[str, float | None] | None = None
+    ) -> dict[str, int]:
         """Episode id -> its stored faults over all runs that count towards a cap (``CAPPED``:
         ``worker`` faults, or time-outs at the episode's own limit), for episodes not stored
-        as evaluated."""
-        timeout_only = "" if kind == "worker" else " AND substr(f.message, 1, ?) = ?"
-        args: tuple[Any, ...] = (kind, OK)
-        if timeout_only:
-            args = (kind, len(EPISODE_TIMEOUT), EPISODE_TIMEOUT, OK)
-        rows = self.db.execute(
-            "SELECT f.episode_id, COUNT(*) FROM faults f LEFT JOIN episodes e"
-            f" ON e.episode_id = f.episode_id WHERE f.kind = ?{timeout_only}"
-            " AND (e.status IS NULL OR e.status != ?) GROUP BY f.episode_id",
-            args,
-        )
-        return {str(e): int(n) for e, n in rows}
+        as evaluated. With ``limits`` (episode id -> its wall-clock limit now), a time-out
+        at a shorter limit than the episode has now does not count: raising
+        ``execution.episode_timeout_s``, as the run advises, gives it a fresh count."""
+        if kind != "timeout":
+            rows = self.db.execute(
+                "SELECT f.episode_id, COUNT(*) FROM faults f LEFT JOIN episodes e"
+                " ON e.episode_id = f.episode_id WHERE f.kind = ?"
+                " AND (e.status IS NULL OR e.status != ?) GROUP BY f.episode_id",
+                (kind, OK),
+            )
+            return {str(e): int(n) for e, n in rows}
+        out: dict[str, int] = {}
+        for eid, message in self.db.execute(
+            "SELECT f.episode_id, f.message FROM faults f LEFT JOIN episodes e"
+            " ON e.episode_id = f.episode_id WHERE f.kind = 'timeout'"
+            " AND substr(f.message, 1, ?) = ? AND (e.status IS NULL OR e.status != ?)",
+            (len(EPISODE_TIMEOUT), EPISODE_TIMEOUT, OK),
+        ):
+            if at_limit(str(message), (limits or {}).get(str(eid))):
+                out[str(eid)] = out.get(str(eid), 0) + 1
+        return out
 
     def worker_faults(self) -> dict[str, int]:
         """Episode id -> its stored ``worker`` faults over all runs (dead worker processes,
         internal errors), for episodes not stored as evaluated."""
         return self.capped_faults("worker")
 
-    def capped_count(self, episode_id: str, kind: str) -> int:
-        """One episode's faults over all runs that count towards the cap of ``kind``."""
+    def capped_count(self, episode_id: str, kind: str, limit: float | None = None) -> int:
+        """One episode's faults over all runs that count towards the cap of ``kind`` (its
+        time-outs at ``limit`` or longer, when given: see ``capped_faults``)."""
         if kind != "timeout":
             return self.fault_count(episode_id, kind)
-        (n,) = self.db.execute(
-            "SELECT COUNT(*) FROM faults WHERE episode_id = ? AND kind = 'timeout'"
+        rows = self.db.execute(
+            "SELECT message FROM faults WHERE episode_id = ? AND kind = 'timeout'"
             " AND substr(message, 1, ?) = ?",
             (episode_id, len(EPISODE_TIMEOUT), EPISODE_TIMEOUT),
-        ).fetchone()
-        return int(n)
+        )
+        return sum(1 for (message,) in rows if at_limit(str(message), limit))
 
     def give_up_faulty(
-        self, caps: int | Mapping[str, int], wanted: Collection[str]
+        self,
+        caps: int | Mapping[str, int],
+        wanted: Collection[str],
+        limits: Mapping[str, float | None] | None = None,
     ) -> dict[str, tuple[str, int]]:
         """Store as given up every unfinished episode of ``wanted`` whose capped faults of a
         kind (``CAPPED``) reached that kind's cap (``caps``: by kind; a number is the
-        ``worker`` cap alone), and as pending again (``INFRA_FAULT``) one given up under a
-        lower cap; returns the given-up episodes with the kind and count that did it."""
-        limits = {"worker": caps} if isinstance(caps, int) else dict(caps)
+        ``worker`` cap alone; ``limits``: each episode's wall-clock limit now), and as pending
+        again (``INFRA_FAULT``) one given up under a lower cap or a shorter limit; returns
+        the given-up episodes with the kind and count that did it."""
+        caps = {"worker": caps} if isinstance(caps, int) else dict(caps)
         out: dict[str, tuple[str, int]] = {}
-        for kind, cap in limits.items():
-            for e, n in self.capped_faults(kind).items():
+        for kind, cap in caps.items():
+            for e, n in self.capped_faults(kind, limits).items():
                 if n >= cap and e in wanted and e not in out:
                     out[e] = (kind, n)
                     self.give_up(e, given_up_reason(n, cap, kind))
