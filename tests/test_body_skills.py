@@ -122,6 +122,21 @@ def test_smelt_needs_station_fuel_and_input() -> None:
     assert act(ep, "smelt", input="raw_iron", count=1).result.reason == r.MISSING_ITEM
 
 
+def test_fuel_burned_without_finishing_one_item_is_not_reported_as_no_fuel_owned() -> None:
+    # One stick is 100 ticks of fire and an ingot needs 200: the stick goes in and burns,
+    # nothing is smelted. The message said "no owned fuel can run the furnace" although
+    # the stick was owned and was spent (the inventory change showed it gone).
+    ep = episode(inventory={"raw_iron": 1, "furnace": 1, "stick": 1})
+    assert act(ep, "place", block="furnace").result.ok
+    out = act(ep, "smelt", input="raw_iron").result
+    assert out.reason == r.NO_FUEL
+    assert out.details["fuel_used"] == {"stick": 1}
+    assert "no owned fuel" not in out.message
+    assert "(1 stick, now burning in the furnace) is too little" in out.message
+    assert ep.body.inventory.total("raw_iron") == 1  # the input is returned
+    assert ep.body.inventory.total("stick") == 0
+
+
 def test_a_lit_furnace_burns_its_fuel_down_while_the_body_waits() -> None:
     # One coal is 1600 ticks of fire; the first ingot takes 200 of them. In the game the
     # other 1400 burn on whether or not anything cooks: after waiting 1300 ticks there is

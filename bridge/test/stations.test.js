@@ -34,6 +34,16 @@ test('fuel running out stops after what it could cook', async () => {
   assert.strictEqual(w.count('raw_iron'), 2) // the rest came back
 })
 
+test('fuel burned without finishing one item says so, not that no fuel was owned', async () => {
+  const w = new FakeWorld({ inventory: { raw_iron: 1, stick: 1 }, stations: { furnace: true }, cook: nuggets })
+  const r = await smelt(w, { input: 'raw_iron', station: 'furnace', count: 1 })
+  w.stop()
+  assert.strictEqual(r.reason, 'no_fuel')
+  assert.deepStrictEqual(r.details.fuel_used, { stick: 1 })
+  assert.match(r.message, /owned fuel \(1 stick, now burning in the furnace\) is too little to smelt one raw_iron/)
+  assert.strictEqual(w.count('raw_iron'), 1) // the input came back
+})
+
 test('smelting failure reasons: missing item, no station, no fuel, unknown item', async () => {
   const base = { stations: { furnace: true }, cook: nuggets }
   assert.strictEqual((await smelt(new FakeWorld({ ...base, inventory: { raw_iron: 1 } }), { input: 'raw_iron', station: 'furnace', count: 2 })).reason, 'missing_item')

@@ -175,7 +175,9 @@ async function smelt (w, args) {
   for (const [k, v] of Object.entries(consumed)) if (k !== item) fuelUsed[k] = v
   if (done === 0) {
     if (Object.keys(fuelUsed).length) {
-      return failure('smelt', args, 'no_fuel', `no owned fuel can run the ${station}`, { fuel_used: fuelUsed })
+      // The fuel went in and burns, but too little of it for one item (as the embedded body says).
+      const burned = Object.keys(fuelUsed).sort().map(f => `${fuelUsed[f]} ${f}`).join(', ')
+      return failure('smelt', args, 'no_fuel', `the owned fuel (${burned}, now burning in the ${station}) is too little to smelt one ${item}; no ${item} was used, more fuel is needed`, { fuel_used: sortedObject(fuelUsed) })
     }
     return failure('smelt', args, 'no_result', `the ${station} did nothing with ${item}; it was returned`)
   }

@@ -207,9 +207,14 @@ def smelt(body: Body, args: Mapping[str, Any]) -> ActionResult:
         done += 1
     furnace.lit_at = body.clock
     if done == 0:
-        return failure(
-            "smelt", args, r.NO_FUEL, f"no owned fuel can run the {station}", fuel_used=fuel_used
-        )
+        message = f"no owned fuel can run the {station}"
+        if fuel_used:  # the fuel went in and burns, but too little of it for one item
+            burned = ", ".join(f"{n} {f}" for f, n in sorted(fuel_used.items()))
+            message = (
+                f"the owned fuel ({burned}, now burning in the {station}) is too little to "
+                f"smelt one {item}; no {item} was used, more fuel is needed"
+            )
+        return failure("smelt", args, r.NO_FUEL, message, fuel_used=fuel_used)
     body.spend(item, done)
     body.add_experience(recipe.experience * done)
     gained = body.gain([ItemStack(recipe.result, recipe.count * done)])
