@@ -32,6 +32,8 @@ class ArgSpec:
     def signature(self) -> str:
         if self.type == "int":
             text = f"{self.name}:int"
+            if self.min is not None and self.min == self.max:
+                return f"{text}={self.min} (fixed)"  # the paper's craft_grid count
             if self.min is not None and self.max is not None:
                 text += f"={self.default}" if not self.required else ""
                 text += f" ({self.min}..{self.max})"
@@ -115,6 +117,8 @@ def _parse_arg(spec: ArgSpec, value: Any) -> tuple[Any, str]:
         if isinstance(value, float) and not value.is_integer():
             return None, f"{spec.name} must be an integer, got {_short(value)}"
         number = int(value)
+        if spec.min is not None and spec.min == spec.max and number != spec.min:
+            return None, f"{spec.name} is fixed to {spec.min}; leave it out, got {number}"
         if (spec.min is not None and number < spec.min) or (
             spec.max is not None and number > spec.max
         ):
