@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mirrorcraft.backends.sim import SimEpisode
 from mirrorcraft.body import results as r
 from mirrorcraft.world.state import GroundDrop
 from tests.simtools import act, episode
@@ -283,3 +284,26 @@ def test_every_attempt_costs_one_action_and_the_budget_truncates() -> None:
     ep.step("garbage")
     out = act(ep, "mine", block="stone")
     assert out.observation.budget.used == 3 and out.truncated and not out.terminated
+
+
+def test_ascend_to_the_surface_says_how_it_climbed() -> None:
+    # ascend(height=0) said "dug a staircase up 7 blocks" when it had dug nothing and
+    # pillared all 7 levels (placed 7 blocks underfoot).
+    def down_a_shaft() -> SimEpisode:
+        ep = episode(inventory={"stone_pickaxe": 1})
+        for _ in range(3):
+            assert act(ep, "mine", block="stone", count=4).result.ok
+        return ep
+
+    ep = down_a_shaft()
+    out = act(ep, "ascend", height=0).result
+    assert out.ok and out.details["pillared"] and "staircase" not in out.message
+    assert out.message.startswith(f"climbed {out.details['climbed']} blocks up to the surface")
+    assert "placed" in out.message and "digging" not in out.message
+    # Without disposable blocks the way out is dug (a staircase), and the message says so.
+    ep = down_a_shaft()
+    for item in ("cobblestone", "dirt"):
+        ep.body.spend(item, ep.body.inventory.total(item))
+    out = act(ep, "ascend", height=0).result
+    assert out.ok and "pillared" not in out.details
+    assert ", digging " in out.message and "placed" not in out.message

@@ -246,7 +246,7 @@ async function ascend (w, args) {
     const move = await w.goto(new goals.GoalY(surface + 1))
     if (!move.ok) return blocked('ascend', args, 'the surface', move)
     const climbed = w.feet().y - feet.y
-    return success('ascend', args, `dug a staircase up ${climbed} blocks`, { produced: gains(before, w.totals()), details: { climbed } })
+    return success('ascend', args, `climbed ${climbed} blocks up to the surface`, { produced: gains(before, w.totals()), details: { climbed } })
   }
   const disposable = w.body.disposable_blocks || []
   const available = disposable.reduce((n, name) => n + w.count(name), 0)

@@ -139,12 +139,14 @@ def ascend(body: Body, args: Mapping[str, Any]) -> ActionResult:
             return with_produced(
                 stopped_result(body, "ascend", args, "the surface", walked.stopped), gained
             )
+        # How it got there: pillaring, if any, is added to the message by the body.
+        dug = f", digging {body.dug} blocks" if body.dug else ""
         return ActionResult(
             "ascend",
             args,
             True,
             "",
-            f"dug a staircase up {body.pos[1] - y} blocks",
+            f"climbed {body.pos[1] - y} blocks up to the surface{dug}",
             produced=gained,
             details={"climbed": body.pos[1] - y},
         )
