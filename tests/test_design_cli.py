@@ -242,3 +242,25 @@ def test_timeout_limits_each_design_call(
     assert "the designer's reply could not be used" in capsys.readouterr().out
     assert main([*_llm_args(server, out), "--timeout", "0"]) == 2
     assert "timeout_s" in capsys.readouterr().err
+
+
+def test_a_folder_holding_another_design_is_refused_before_its_reports_are_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README once designed a suite and a biome into one --out: the biome's
+    static_report.json and controls.json replaced the suite's, silently."""
+    from mirrorcraft.design.run import check_folder
+
+    out = tmp_path / "designs"
+    out.mkdir()
+    held = {"D01.yaml": "id: D01\n", "static_report.json": '{"kind": "mirror"}\n'}
+    held["controls.json"] = '{"passed": true}\n'
+    for name, text in held.items():
+        (out / name).write_text(text)
+    args = ["design", "biome", "--base", "plains", "--static-only", "--out", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "D01.yaml" in err and "another --out" in err and err.count("\n") == 1
+    assert {p.name: p.read_text() for p in out.iterdir()} == held
+    check_folder(make_kind("mirror", TWO), out)  # the same design again is welcome
+    check_folder(make_kind("biome", TWO), tmp_path / "fresh")

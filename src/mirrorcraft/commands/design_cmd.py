@@ -72,7 +72,7 @@ def _kind(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from mirrorcraft.design.loop import DesignSettings
-    from mirrorcraft.design.run import DesignInputError, initial_spec, run_static
+    from mirrorcraft.design.run import DesignInputError, check_folder, initial_spec, run_static
 
     if args.rounds < 1 or args.max_attempts < 1:
         raise UserError("--rounds and --max-attempts must be at least 1")
@@ -86,6 +86,10 @@ def run(args: argparse.Namespace) -> int:
         )
     kind = _kind(args)
     out = Path(args.out)
+    try:
+        check_folder(kind, out)
+    except DesignInputError as exc:
+        raise UserError(str(exc)) from None
     steps = args.max_attempts if args.static_only else args.rounds
     line = ProgressLine(
         f"design {args.design_kind}",

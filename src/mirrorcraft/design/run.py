@@ -110,6 +110,27 @@ def initial_spec(kind: MirrorKind | BiomeKind, path: Path | None, seed: int) -> 
     return kind.sampler(seed).propose(0)
 
 
+def check_folder(kind: MirrorKind | BiomeKind, out: Path) -> None:
+    """Refuse a folder that holds another design's accepted spec.
+
+    ``static_report.json`` and ``controls.json`` have fixed names, so accepting a design of
+    another id, name or kind there would replace the reports of the spec already beside
+    them (a mirror and a biome designed into one ``--out``) and leave that spec without
+    its own. The same design again (to replay the cache, or more rounds) is welcome.
+    """
+    if not (out / "static_report.json").is_file():
+        return
+    mine = kind.suite_id if isinstance(kind, MirrorKind) else kind.biome_name
+    others = sorted(
+        p.name for p in out.glob("*.yaml") if p.stem != mine and not p.name.startswith(".")
+    )
+    if others:
+        raise DesignInputError(
+            f"{out} holds the accepted design {others[0]}, whose static_report.json and"
+            f" controls.json a design of {mine!r} would replace; give it another --out"
+        )
+
+
 def _write_results(kind: MirrorKind | BiomeKind, outcome: DesignOutcome, out: Path) -> list[Path]:
     """The accepted candidate's files, or the failed controls of a run that accepted none.
 
@@ -140,6 +161,7 @@ async def run_llm(
     start: dict[str, Any],
     watch: Watch | None = None,
 ) -> tuple[DesignOutcome, list[Path]]:
+    check_folder(kind, out)
     out.mkdir(parents=True, exist_ok=True)
     log = DesignLog(out / LOG_NAME)
     try:
@@ -155,6 +177,7 @@ def run_static(
     out: Path,
     watch: Watch | None = None,
 ) -> tuple[DesignOutcome, list[Path]]:
+    check_folder(kind, out)
     out.mkdir(parents=True, exist_ok=True)
     log = DesignLog(out / LOG_NAME)
     try:
