@@ -29,7 +29,9 @@ CONFIGS = {
 
 
 def md_table(text: str, n: int) -> list[list[str]]:
-    start = text.index(f"Table {n}.")
+    start = text.find(f"Table {n}.")
+    if start < 0:
+        raise LookupError(f"no 'Table {n}.' in it: is this the MirrorCraft paper's Markdown?")
     out: list[list[str]] = []
     for line in text[start:].splitlines()[1:]:
         if line.startswith("|"):
@@ -102,13 +104,25 @@ def expected(text: str) -> list[tuple[str, dict[str, Any], str, float | None]]:
 
 
 def main(argv: list[str]) -> int:
+    usage = "usage: " + __doc__.strip().splitlines()[2].strip()
+    if argv in (["-h"], ["--help"]):
+        print(usage)
+        return 0
     if len(argv) != 1:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        print(usage, file=sys.stderr)
         return 2
-    text = Path(argv[0]).read_text(encoding="utf-8")
+    try:
+        text = Path(argv[0]).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"check_reference.py: cannot read {argv[0]}: {exc}", file=sys.stderr)
+        return 2
     ref = load_reference()
     problems = 0
-    cells = expected(text)
+    try:
+        cells = expected(text)
+    except LookupError as exc:
+        print(f"check_reference.py: {argv[0]}: {exc}", file=sys.stderr)
+        return 2
     for table, key, column, want in cells:
         found = [r for r in ref.table(table).rows if all(r.get(k) == v for k, v in key.items())]
         have = found[0].get(column, "missing") if len(found) == 1 else "no such row"

@@ -286,3 +286,24 @@ def test_a_broken_reference_file_is_one_clear_error(tmp_path: Any) -> None:
         load_reference(str(bad))
     with pytest.raises(ReferenceDataError, match="cannot read"):
         load_reference(str(tmp_path / "absent.yaml"))
+
+
+@pytest.mark.parametrize("given", ["missing.md", "no_tables.md"])
+def test_the_paper_check_script_refuses_a_wrong_file_in_one_line(tmp_path: Any, given: str) -> None:
+    """docs/analysis.md's `scripts/check_reference.py PAPER.md`, given a path that does not
+    exist or a file without the paper's tables, printed a traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "no_tables.md").write_text("# Notes\n\nNo tables here.\n", encoding="utf-8")
+    script = Path(__file__).resolve().parents[1] / "scripts" / "check_reference.py"
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / given)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert given in done.stderr
