@@ -10,12 +10,23 @@ Commands that need what a test cannot have (a paid key, a server jar, a cluster)
 are listed in ``SKIP`` with the reason; a few long ones are shortened by extra
 arguments (``SHORTENED``, with the reason) unless ``MIRRORCRAFT_README_FULL=1``.
 Every entry of both tables must match a README command, so a table cannot go stale.
+
+The shell blocks of ``docs/*.md`` run the same way (``mirrorcraft`` is this
+interpreter's), except those the README already runs and those ``DOC_SKIP`` names
+(placeholders such as ``RESULTS``, servers that never stop, a jar). Every
+``mirrorcraft`` command line in the README, the docs and the examples' comments, run or
+not, must name only options its subcommand has; and a few documented outputs (the
+fields ``play`` prints, the registry's size, the packaged specs' episode counts) are
+read from the README and compared with what the code gives.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -25,6 +36,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
 BIN = Path(sys.executable).parent
 FULL = os.environ.get("MIRRORCRAFT_README_FULL") == "1"
 LINKED = ("examples", "benchmarks", "src", "bridge")
@@ -43,6 +55,23 @@ SKIP = {
     "--backend mineflayer": "needs saves prepared from a Minecraft server jar",
     "bench_bridge.py": "needs the bridge's npm packages and minutes of real-time digging",
     "pip install -e '.[bench]'": "installs the peer environment from PyPI (tests are offline)",
+}
+
+DOC_SKIP = {
+    # command substring in docs/*.md -> why it does not run here
+    " RESULTS": "RESULTS stands for your results file",
+    "--out DIR": "a synopsis: DIR and the bracketed options are placeholders",
+    "--model ... --base-url ...": "needs a model endpoint (the README runs the mock-planner form)",
+    "--model NAME": "a synopsis: NAME and URL stand for your model endpoint",
+    "server.py --port 8765": "serves until stopped (the README runs it around a command)",
+    "server.js --port 8765": "serves until stopped (the README runs the Python one)",
+    "run examples/remote_experiment.yaml": "needs the agent server of the line above running",
+    "my_spec.yaml": "my_spec.yaml stands for your spec",
+    "server check servers/": "needs the saves of server prepare, which needs a server jar",
+    "--real-server": "needs a Minecraft 1.19 server jar",
+    "pip install -e examples/my_agent": (
+        "installs into the environment; entry points are tested in tests/test_plugin_agents.py"
+    ),
 }
 
 SHORTENED = {
@@ -69,11 +98,13 @@ class Command:
     text: str
     kind: str  # "shell" or "python"
     line: int
+    doc: str = "README.md"
 
     @property
     def id(self) -> str:
         words = self.text.replace(".venv/bin/", "").split()
-        return f"L{self.line}-" + "-".join(w.strip("'\"")[:20] for w in words[:4])
+        where = "" if self.doc == "README.md" else self.doc.removesuffix(".md") + "-"
+        return f"{where}L{self.line}-" + "-".join(w.strip("'\"")[:20] for w in words[:4])
 
 
 def _strip_comment(line: str) -> str:
@@ -82,8 +113,12 @@ def _strip_comment(line: str) -> str:
 
 
 def readme_commands() -> list[Command]:
+    return fenced_commands(README)
+
+
+def fenced_commands(path: Path) -> list[Command]:
     out: list[Command] = []
-    lines = README.read_text(encoding="utf-8").splitlines()
+    lines = path.read_text(encoding="utf-8").splitlines()
     i = 0
     while i < len(lines):
         fence = re.match(r"^```(\w*)\s*$", lines[i])
@@ -119,6 +154,32 @@ def readme_commands() -> list[Command]:
 COMMANDS = readme_commands()
 
 
+def _plain(text: str) -> str:
+    """A command as the README and the docs both write it (the docs drop ``.venv/bin/``)."""
+    return " ".join(text.replace(".venv/bin/", "").split())
+
+
+def _is_command(text: str) -> bool:
+    """A line of a docs block that runs a program (the docs' blocks also show output)."""
+    words = [w for w in text.split() if not re.fullmatch(r"[A-Z_]+=\S*", w)]
+    program = words[0].rsplit("/", 1)[-1] if words else ""
+    return program in {"mirrorcraft", "python", "python3", "node", "npm", "pip", "bash"}
+
+
+def doc_commands() -> list[Command]:
+    """The docs' shell commands the README does not already run."""
+    in_readme = {_plain(c.text) for c in COMMANDS}
+    out = []
+    for path in DOCS:
+        for cmd in fenced_commands(path):
+            if cmd.kind == "shell" and _is_command(cmd.text) and _plain(cmd.text) not in in_readme:
+                out.append(Command(cmd.text, "shell", cmd.line, path.name))
+    return out
+
+
+DOC_COMMANDS = doc_commands()
+
+
 def _skip_reason(cmd: Command) -> str | None:
     return next((why for key, why in SKIP.items() if key in cmd.text), None)
 
@@ -145,6 +206,8 @@ def test_the_tables_name_real_commands() -> None:
     stale = [k for k in (*SKIP, *SHORTENED) if not any(k in t for t in texts)]
     assert not stale, f"no README command matches {stale}"
     assert len(COMMANDS) >= 30 and any(c.kind == "python" for c in COMMANDS)
+    stale = [k for k in DOC_SKIP if not any(k in c.text for c in DOC_COMMANDS)]
+    assert not stale, f"no docs command matches {stale}"
 
 
 @pytest.mark.readme
@@ -152,7 +215,20 @@ def test_the_tables_name_real_commands() -> None:
 def test_readme_command_works_as_written(cmd: Command, scratch: Path) -> None:
     if why := _skip_reason(cmd):
         pytest.skip(why)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    _run_as_written(cmd, scratch)
+
+
+@pytest.mark.readme
+@pytest.mark.parametrize("cmd", DOC_COMMANDS, ids=[c.id for c in DOC_COMMANDS])
+def test_docs_command_works_as_written(cmd: Command, scratch: Path) -> None:
+    if why := _skip_reason(cmd) or next((w for k, w in DOC_SKIP.items() if k in cmd.text), None):
+        pytest.skip(why)
+    _run_as_written(cmd, scratch, timeout=300)  # the docs' commands that run are quick
+
+
+def _run_as_written(cmd: Command, scratch: Path, timeout: float = 1200) -> None:
+    # The docs write `mirrorcraft ...`: the one installed beside this interpreter.
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     if cmd.kind == "python":
         args = [sys.executable, "-c", cmd.text]
     else:
@@ -162,9 +238,11 @@ def test_readme_command_works_as_written(cmd: Command, scratch: Path) -> None:
             # Extra arguments go to the command itself, before any pipe or redirection.
             text = text + " " + " ".join(extra)
         args = ["bash", "-o", "pipefail", "-c", text]
-    done = subprocess.run(args, cwd=scratch, env=env, capture_output=True, text=True, timeout=1200)
+    done = subprocess.run(
+        args, cwd=scratch, env=env, capture_output=True, text=True, timeout=timeout
+    )
     assert done.returncode == 0, (
-        f"README line {cmd.line}: {cmd.text}\nexit {done.returncode}\n"
+        f"{cmd.doc} line {cmd.line}: {cmd.text}\nexit {done.returncode}\n"
         f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
     )
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
@@ -183,3 +261,135 @@ def test_the_test_command_prints_the_closing_count(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"^1 passed", done.stdout, re.M), done.stdout
+
+
+# -- Options and outputs the docs name --------------------------------------------------------
+
+
+def _cli_options(args: list[str]) -> set[str]:
+    """The options `mirrorcraft ARGS...` accepts: the parser chain its words select."""
+    from mirrorcraft.cli import build_parser
+
+    parser = build_parser()
+    known: set[str] = set()
+    for word in ["", *args]:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if word and subs and word in subs[0].choices:
+            parser = subs[0].choices[word]
+        elif word:
+            continue
+        known |= {o for a in parser._actions for o in a.option_strings}
+    return known
+
+
+def _fakeserver_options() -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "mirrorcraft.llm.fakeserver", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return set(re.findall(r"(?<![\w-])--[a-z][\w-]*", done.stdout))
+
+
+def documented_invocations() -> list[tuple[str, str, list[str]]]:
+    """(where, program, arguments) of every `mirrorcraft` or fake-endpoint command written
+    in a code block or an inline code span of the README, the docs and the examples."""
+    spans: list[tuple[str, str]] = []
+    for path in (README, *DOCS):
+        text = path.read_text(encoding="utf-8")
+        spans += [(path.name, c.text) for c in fenced_commands(path) if c.kind == "shell"]
+        prose = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+        spans += [(path.name, s) for s in re.findall(r"`([^`]+)`", prose)]
+    for path in sorted((ROOT / "examples").glob("*.yaml")):
+        comments = [ln.lstrip("# ") for ln in path.read_text().splitlines() if ln.startswith("#")]
+        joined = "\n".join(comments).replace("\\\n", " ")
+        spans += [(path.name, ln) for ln in joined.splitlines()]
+    out = []
+    for where, span in spans:
+        for part in re.split(r"\s(?:--|&&|\||;)\s", " ".join(span.split())):
+            try:
+                words = shlex.split(part)
+            except ValueError:
+                words = part.split()
+            words = [w.strip("[]") for w in words]
+            for i, word in enumerate(words):
+                if word.rsplit("/", 1)[-1] == "mirrorcraft" and i + 1 < len(words):
+                    out.append((where, "mirrorcraft", words[i + 1 :]))
+                    break
+                if word == "mirrorcraft.llm.fakeserver":
+                    out.append((where, "fakeserver", words[i + 1 :]))
+                    break
+    return out
+
+
+def test_every_documented_option_exists() -> None:
+    """A documented option the command does not have is an error the user meets first."""
+    found = documented_invocations()
+    assert sum(p == "mirrorcraft" for _w, p, _a in found) >= 60
+    assert any(p == "fakeserver" for _w, p, _a in found)
+    fake = _fakeserver_options()
+    unknown = []
+    for where, program, args in found:
+        known = fake if program == "fakeserver" else _cli_options(args)
+        for word in args:
+            option = word.split("=", 1)[0]
+            if re.fullmatch(r"--[a-z][\w-]*", option) and option not in known:
+                unknown.append(f"{where}: {program} {' '.join(args)}: {option}")
+    assert not unknown, "\n".join(unknown)
+
+
+PLAY = [sys.executable, "-m", "mirrorcraft.cli", "play"]
+
+
+def test_play_prints_the_fields_the_readme_names(tmp_path: Path) -> None:
+    """README: "`play` prints one JSON object per action with `step`, ..., and `score`";
+    once the task is complete it says so on standard error and plays nothing further."""
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    sentence = re.search(r"`play` prints one JSON object per action with (.*?)\. ", text)
+    assert sentence, "the README no longer says what play prints"
+    fields = set(re.findall(r"`(\w+)`", sentence.group(1)))
+    route = ROOT / "examples" / "diamond_route.jsonl"
+    done = subprocess.run(
+        [*PLAY, "--world", "plains-1", "--task", "diamond", "--actions", str(route)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    printed = [json.loads(line) for line in done.stdout.splitlines()]
+    assert printed and all(set(p) == fields for p in printed), (fields, printed[0])
+    actions = [ln for ln in route.read_text().splitlines() if ln.strip()]
+    assert len(printed) < len(actions) and printed[-1]["score"] == 100
+    assert "no further actions" in done.stderr
+
+
+def test_the_registry_has_as_many_ids_as_the_readme_says() -> None:
+    from mirrorcraft.env import registered_ids
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    said = re.search(r"`mirrorcraft\.env\.registered_ids\(\)` lists all ([\d,]+) packaged", text)
+    assert said, "the README no longer says how many ids the registry lists"
+    assert len(registered_ids()) == int(said.group(1).replace(",", ""))
+
+
+def test_the_packaged_specs_have_the_episode_counts_the_readme_gives() -> None:
+    """The README's table of packaged experiments: each spec's first figure is its size."""
+    from mirrorcraft.runner.accumulation import AccumulationSpec, plan_streams
+    from mirrorcraft.runner.spec import expand, load_spec
+    from mirrorcraft.safeload import load_yaml_file
+
+    folder = ROOT / "src" / "mirrorcraft" / "data" / "experiments"
+    table = README.read_text(encoding="utf-8").split("| Spec | Episodes | Time here |\n", 1)
+    assert len(table) == 2, "the README's table of packaged experiments is gone"
+    lines = table[1].split("\n\n", 1)[0]
+    rows = re.findall(r"^\| `(\w+)\.yaml`[^|]*\| ([\d,]+)", lines, re.M)
+    assert len(rows) >= 10, rows
+    for name, said in rows:
+        raw = load_yaml_file(folder / f"{name}.yaml")
+        if raw.get("kind") == "accumulation":
+            train, evals = plan_streams(AccumulationSpec.model_validate(raw))
+            size = sum(len(s.conditions) for s in (*train, *evals))
+        else:
+            size = len(expand(load_spec(folder / f"{name}.yaml")))
+        assert size == int(said.replace(",", "")), f"{name}.yaml: {size} episodes, README {said}"
