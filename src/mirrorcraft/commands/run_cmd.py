@@ -77,7 +77,7 @@ def add_parser(sub: Any) -> None:
         "--concurrency",
         type=positive_int,
         default=16,
-        help="episodes in flight at once for LLM agents",
+        help="episodes in flight at once for LLM and remote agents (default: 16)",
     )
     p.add_argument(
         "--limit", type=count_int, default=None, help="run at most this many pending episodes"
