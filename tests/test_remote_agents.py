@@ -20,6 +20,8 @@ from mirrorcraft.agents.remote.http import HttpPool
 from mirrorcraft.runner.integrity import forbidden_tokens, scan_episode, scan_text
 from tests.remote_fakes import (
     NODE,
+    NODE_SERVER,
+    PY_SERVER,
     FakeAgentServer,
     example_server,
     free_port,
@@ -396,3 +398,23 @@ def test_the_http_client_reads_chunked_and_closing_replies_and_retries_a_stale_c
         return out
 
     assert asyncio.run(scenario()) == [(200, b'{"a": 1}'), (200, b'{"b": 2}')]
+
+
+@pytest.mark.parametrize("kind", ["python", "node"])
+def test_an_example_server_on_a_port_in_use_says_so_in_one_line(kind: str) -> None:
+    """The README's one-liner uses port 8765: with a server already there, the example
+    servers printed a traceback (Python) or an unhandled 'error' event (Node)."""
+    if kind == "node" and NODE is None:
+        pytest.skip("node is not installed")
+    program = [sys.executable, str(PY_SERVER)] if kind == "python" else [NODE, str(NODE_SERVER)]
+    with example_server() as url:
+        port = url.rsplit(":", 1)[1]
+        done = subprocess.run(
+            [*program, "--port", port, "--", sys.executable, "-c", "print('ran')"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 2 and "ran" not in done.stdout
+    assert done.stderr.count("\n") == 1 and f":{port}" in done.stderr, done.stderr
+    assert "another --port" in done.stderr and "Traceback" not in done.stderr

@@ -120,6 +120,15 @@ const option = (name, fallback) => {
 const host = option("--host", "127.0.0.1");
 const port = Number(option("--port", "8766"));
 
+server.on("error", (err) => {
+  // A port in use is one line, not a stack trace.
+  console.error(
+    `server.js: cannot listen on ${host}:${port}: ${err.code || err.message}` +
+      " (is another server there? pass another --port, or 0 for any free one)",
+  );
+  process.exit(2);
+});
+
 server.listen(port, host, () => {
   const url = `http://${host}:${server.address().port}`;
   if (!command.length) {

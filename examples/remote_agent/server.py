@@ -141,7 +141,15 @@ def main() -> int:
         "command", nargs=argparse.REMAINDER, help="after --: run this, then stop the server"
     )
     args = parser.parse_args()
-    server = ThreadingHTTPServer((args.host, args.port), handler_for(Agent()))
+    try:
+        server = ThreadingHTTPServer((args.host, args.port), handler_for(Agent()))
+    except OSError as exc:
+        print(
+            f"server.py: cannot listen on {args.host}:{args.port}: {exc.strerror}"
+            " (is another server there? pass another --port, or 0 for any free one)",
+            file=sys.stderr,
+        )
+        return 2
     server.daemon_threads = True
     url = f"http://{args.host}:{server.server_address[1]}"
     command = [a.replace("{url}", url) for a in args.command]
