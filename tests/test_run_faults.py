@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from mirrorcraft.llm.fakeserver import Fail, FakeOpenAIServer, Hang, Reply
 from tests.runcli import (
     KEY,
@@ -212,3 +214,16 @@ def test_the_fake_endpoint_command_line_breaks_mid_run_as_told(tmp_path: Path) -
         kinds = {k for _, k, _ in faults(db)}
         assert kinds == ({"connection"} if fault == "--drop" else {"server"})
         assert "rerun the same command" in done.stdout
+
+
+def test_the_fake_endpoint_on_a_port_in_use_says_so_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``fakeserver --port N`` with a server already on N printed a bind traceback."""
+    from mirrorcraft.llm.fakeserver import main
+
+    with FakeOpenAIServer(Reply("ok")) as busy:
+        port = busy.base_url.split(":")[2].split("/")[0]
+        assert main(["--port", port, "--", "true"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"127.0.0.1:{port}" in err and "another --port" in err

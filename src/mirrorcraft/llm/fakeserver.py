@@ -408,9 +408,18 @@ def main(argv: list[str] | None = None) -> int:
     command = list(args.command)
     if command[:1] == ["--"]:
         command = command[1:]
-    with FakeOpenAIServer(
-        default, models=models, context_window=args.context_window, port=args.port
-    ) as server:
+    try:
+        fake = FakeOpenAIServer(
+            default, models=models, context_window=args.context_window, port=args.port
+        )
+    except OSError as exc:
+        print(
+            f"{parser.prog}: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}"
+            " (is another server there? pass another --port, or none for any free one)",
+            file=sys.stderr,
+        )
+        return 2
+    with fake as server:
         server.script(*[Reply(args.reply, tool_calls=tuple(calls))] * args.after)
         if command:
             import subprocess
