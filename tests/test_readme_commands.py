@@ -373,8 +373,11 @@ def test_the_registry_has_as_many_ids_as_the_readme_says() -> None:
     assert len(registered_ids()) == int(said.group(1).replace(",", ""))
 
 
-def test_the_packaged_specs_have_the_episode_counts_the_readme_gives() -> None:
-    """The README's table of packaged experiments: each spec's first figure is its size."""
+def test_the_packaged_specs_have_the_episode_counts_the_readme_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The README's table of packaged experiments (each spec's first figure is its size),
+    and the sizes the examples' comments give."""
     from mirrorcraft.runner.accumulation import AccumulationSpec, plan_streams
     from mirrorcraft.runner.spec import expand, load_spec
     from mirrorcraft.safeload import load_yaml_file
@@ -385,11 +388,18 @@ def test_the_packaged_specs_have_the_episode_counts_the_readme_gives() -> None:
     lines = table[1].split("\n\n", 1)[0]
     rows = re.findall(r"^\| `(\w+)\.yaml`[^|]*\| ([\d,]+)", lines, re.M)
     assert len(rows) >= 10, rows
-    for name, said in rows:
-        raw = load_yaml_file(folder / f"{name}.yaml")
+    sizes = [(folder / f"{name}.yaml", said) for name, said in rows]
+    monkeypatch.syspath_prepend(str(ROOT / "examples" / "my_agent"))  # as PYTHONPATH= does
+    # The examples say their size in their opening comment: "(4 episodes, ...", ". 42 episodes".
+    for path in sorted((ROOT / "examples").glob("*.yaml")):
+        head = " ".join(ln for ln in path.read_text().splitlines() if ln.startswith("#"))
+        sizes += [(path, n) for n in re.findall(r"(?:\(|\. )([\d,]+) episodes", head)]
+    assert len(sizes) >= len(rows) + 2, sizes
+    for path, said in sizes:
+        raw = load_yaml_file(path)
         if raw.get("kind") == "accumulation":
             train, evals = plan_streams(AccumulationSpec.model_validate(raw))
             size = sum(len(s.conditions) for s in (*train, *evals))
         else:
-            size = len(expand(load_spec(folder / f"{name}.yaml")))
-        assert size == int(said.replace(",", "")), f"{name}.yaml: {size} episodes, README {said}"
+            size = len(expand(load_spec(path)))
+        assert size == int(said.replace(",", "")), f"{path.name}: {size} episodes, the doc {said}"
