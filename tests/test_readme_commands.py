@@ -66,7 +66,7 @@ DOC_SKIP = {
     "server.py --port 8765": "serves until stopped (the README runs it around a command)",
     "server.js --port 8765": "serves until stopped (the README runs the Python one)",
     "run examples/remote_experiment.yaml": "needs the agent server of the line above running",
-    "my_spec.yaml": "my_spec.yaml stands for your spec",
+    "--agent http://127.0.0.1:8765": "needs the agent server of the first line running",
     "server check servers/": "needs the saves of server prepare, which needs a server jar",
     "--real-server": "needs a Minecraft 1.19 server jar",
     "pip install -e examples/my_agent": (
