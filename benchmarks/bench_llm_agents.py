@@ -13,6 +13,7 @@ Run: .venv/bin/python benchmarks/bench_llm_agents.py
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import statistics
@@ -166,4 +167,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # It takes no options; --help (or anything else) prints what it measures instead of running.
+    argparse.ArgumentParser(
+        description=(__doc__ or "").strip(), formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     main()

@@ -5,6 +5,7 @@ Run: .venv/bin/python benchmarks/bench_rules.py
 
 from __future__ import annotations
 
+import argparse
 import random
 import time
 
@@ -97,4 +98,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # It takes no options; --help (or anything else) prints what it measures instead of running.
+    argparse.ArgumentParser(
+        description=(__doc__ or "").strip(), formatter_class=argparse.RawDescriptionHelpFormatter
+    ).parse_args()
     main()
