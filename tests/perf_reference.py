@@ -12,6 +12,8 @@ under ``tests/fixtures/``:
   its step trace, from a small grid run through ``mirrorcraft run`` with one worker.
 - ``simulator_version.json``: the simulator behaviour version (``SIMULATOR_VERSION``) they
   were recorded under; writing refuses changed grid results under an unchanged version.
+- ``prompt_version.json``: the prompt-building version (``PROMPT_VERSION``) the prompt
+  digest was recorded under; writing refuses a changed digest under an unchanged version.
 
 Regenerate (only when a behaviour change is intended, and say so in the commit):
 ``.venv/bin/python -m tests.perf_reference --write``.
@@ -188,7 +190,13 @@ def recorded_simulator_version() -> int:
     return int(json.loads((FIXTURES / "simulator_version.json").read_text())["simulator_version"])
 
 
+def recorded_prompt_version() -> int:
+    """The prompt-building version (``PROMPT_VERSION``) the prompt digest was recorded under."""
+    return int(json.loads((FIXTURES / "prompt_version.json").read_text())["prompt_version"])
+
+
 def write() -> None:
+    from mirrorcraft.agents.llm.templates import PROMPT_VERSION
     from mirrorcraft.body.config import SIMULATOR_VERSION
 
     FIXTURES.mkdir(exist_ok=True)
@@ -204,13 +212,28 @@ def write() -> None:
             "raise SIMULATOR_VERSION in mirrorcraft/body/config.py (stored results of the old "
             "behaviour must not resume or pool with the new), then write again"
         )
+    prompts = llm_prompt_digest()
+    digest_file = FIXTURES / "llm_prompts.sha256"
+    if (
+        digest_file.is_file()
+        and recorded_prompt_version() == PROMPT_VERSION
+        and digest_file.read_text().strip() != prompts
+    ):
+        sys.exit(
+            f"the LLM configurations' prompts changed under prompt version {PROMPT_VERSION}: "
+            "raise PROMPT_VERSION in mirrorcraft/agents/llm/templates.py (episodes prompted "
+            "the old way must not pool with the new), then write again"
+        )
     decisions = planner_decisions()
     (FIXTURES / "planner_decisions.json").write_text(json.dumps(decisions, indent=0) + "\n")
     (FIXTURES / "simulator_version.json").write_text(
         json.dumps({"simulator_version": SIMULATOR_VERSION}) + "\n"
     )
     (FIXTURES / "reference_grid.json").write_text(json.dumps(grid, indent=1, sort_keys=True) + "\n")
-    (FIXTURES / "llm_prompts.sha256").write_text(llm_prompt_digest() + "\n")
+    digest_file.write_text(prompts + "\n")
+    (FIXTURES / "prompt_version.json").write_text(
+        json.dumps({"prompt_version": PROMPT_VERSION}) + "\n"
+    )
     print(f"wrote {len(decisions)} planner episodes and {len(grid)} grid episodes")
 
 

@@ -290,6 +290,35 @@ def test_records_of_differently_built_rules_or_worlds_are_not_pooled(
     assert message in str(info.value)
 
 
+def test_one_configurations_episodes_prompted_differently_are_not_pooled(tmp_path: Path) -> None:
+    """Episodes of one configuration from two software versions whose prompts were built
+    differently (a template file edited, or the rendering code: ``prompt_version``) would be
+    pooled into one row; a key only one of them names (an older record) is not compared."""
+    hashes = {"common": "c1", "react": "r1", "observation": "o1"}
+    old = _doc(agent="react", template_hashes=hashes)
+    same = _doc(
+        agent="react",
+        template_hashes={**hashes, "prompt_version": "1"},
+        episode_id="x2",
+        repetition=1,
+    )
+    assert len(load_results(_jsonl(tmp_path, old, same)).records) == 3  # with _jsonl's own
+    for change, named in (({"prompt_version": "2"}, "prompt_version"), ({"react": "r2"}, "react")):
+        other = _doc(
+            agent="react",
+            template_hashes={**hashes, "prompt_version": "1", **change},
+            episode_id="x3",
+            repetition=2,
+        )
+        with pytest.raises(RecordsError, match="cannot be pooled") as info:
+            load_results(_jsonl(tmp_path, same, other))
+        assert "configuration 'react' (hidden) was prompted differently" in str(info.value)
+        assert f": {named} differ" in str(info.value)
+    # Another configuration's prompts are its own.
+    direct = _doc(agent="direct", template_hashes={"direct": "d1"}, episode_id="x4")
+    assert len(load_results(_jsonl(tmp_path, same, direct)).records) == 3
+
+
 def test_one_suite_name_has_one_rule_set(tmp_path: Path) -> None:
     m04 = {"rules": "M04", "is_mirror": True, "vanilla_fingerprint": "v1"}
     first = _doc(**m04, ruleset_fingerprint="s1")

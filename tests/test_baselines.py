@@ -106,7 +106,13 @@ def test_deps_explains_a_failure_and_revises_its_plan() -> None:
     # The revised plan is what runs next: it mines logs.
     assert agent.completed and agent.completed[0].condition == "get logs"
     assert record.memory["replans"] >= 1 and record.memory["explanations"] >= 1
-    assert set(record.template_hashes) == {"common", "baselines", "deps", "observation"}
+    assert set(record.template_hashes) == {
+        "prompt_version",
+        "common",
+        "baselines",
+        "deps",
+        "observation",
+    }
 
 
 def test_deps_selector_runs_the_nearest_ready_subgoal_first() -> None:

@@ -58,7 +58,7 @@ def test_adam_plays_m05_within_its_graph_and_memory_limits() -> None:
     assert (
         purposes.count("act") == record.actions_used
     )  # only actor calls act here (no probe was needed)
-    assert set(record.template_hashes) == {"common", "adam", "observation"}
+    assert set(record.template_hashes) == {"prompt_version", "common", "adam", "observation"}
     for messages, meta in zip(planner.prompts, planner.calls, strict=True):
         if meta.purpose.startswith("act"):
             user = messages[1].content

@@ -28,7 +28,7 @@ def test_direct_makes_one_call_per_action_and_plays_the_task() -> None:
     record, _steps, client, _ = episode(DirectAgent, "M04", "iron_armor")
     assert record.success
     assert record.model_calls == len(client.calls) == record.actions_used
-    assert set(record.template_hashes) == {"common", "direct", "observation"}
+    assert set(record.template_hashes) == {"prompt_version", "common", "direct", "observation"}
     user = client.calls[-1][0][1].content
     for field in (
         "VERIFIED_ACTION_EFFECTS",

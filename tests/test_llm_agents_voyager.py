@@ -49,7 +49,13 @@ def retrieved_lines(user: str) -> list[str]:
 def test_voyager_plays_m05_with_programs_critic_library_and_repairs() -> None:
     record, steps, client, agent = episode(VoyagerAgent, "M05", "diamond")
     assert record.success and record.termination == "success"
-    assert set(record.template_hashes) == {"common", "react", "voyager", "observation"}
+    assert set(record.template_hashes) == {
+        "prompt_version",
+        "common",
+        "react",
+        "voyager",
+        "observation",
+    }
     # Every primitive is one budgeted action; generation and critic calls cost none but are counted.
     running = (
         len(agent.program.actions) - len(agent.queue) if agent.program else 0

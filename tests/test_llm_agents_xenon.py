@@ -42,7 +42,7 @@ def test_xenon_corrects_its_graph_from_an_unexpected_craft_output_in_m05() -> No
         == len(client.calls)
         == record.actions_used + 1 + calls.count("act_rejected")
     )
-    assert set(record.template_hashes) == {"common", "xenon", "observation"}
+    assert set(record.template_hashes) == {"prompt_version", "common", "xenon", "observation"}
     # The iron pickaxe grid made an iron hoe: a contradiction, seen only through the agent's own result.
     hoe = next(c for c in agent.contradictions if c["subgoal"] == "iron_pickaxe")
     assert hoe["produced"] == {"iron_hoe": 1} and hoe["consumed"] == {"iron_ingot": 3, "stick": 2}

@@ -68,7 +68,10 @@ def test_react_run_records_calls_and_tokens_and_resumes_from_cache(
             r["model_calls"] == 3 and r["prompt_tokens"] > 0 for r in recs
         )
         assert all(r["cost_usd"] is None for r in recs)  # an unpriced model costs "unknown", not 0
-        assert all(set(r["template_hashes"]) == {"common", "react", "observation"} for r in recs)
+        assert all(
+            set(r["template_hashes"]) == {"prompt_version", "common", "react", "observation"}
+            for r in recs
+        )
         assert first == 7  # six episode calls and the one-token preflight
         assert server.received[0].body["max_tokens"] == 1
         # A fresh results folder over the same cache replays without calling the endpoint again.

@@ -53,7 +53,7 @@ def test_solves_vanilla_tasks_with_the_scripted_planner_and_learns_skills() -> N
     assert record.model_calls == len(client.calls) and record.memory["calls"]["plan"] >= 1
     assert agent.kb.counts()["skill"] >= 1 and agent.knowledge_delta()
     assert record.memory["store_at_end"]["skill"] == agent.kb.counts()["skill"]
-    assert set(record.template_hashes) == {"common", "mineevolve", "observation"}
+    assert set(record.template_hashes) == {"prompt_version", "common", "mineevolve", "observation"}
 
 
 SUBGOALS = {

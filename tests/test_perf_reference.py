@@ -18,6 +18,7 @@ from tests.perf_reference import (
     llm_prompt_digest,
     planner_episodes,
     play_planner,
+    recorded_prompt_version,
     recorded_simulator_version,
 )
 
@@ -56,6 +57,15 @@ def test_reference_grid_is_byte_identical() -> None:
 
 def test_llm_agents_send_the_recorded_prompts() -> None:
     assert llm_prompt_digest() == (FIXTURES / "llm_prompts.sha256").read_text().strip()
+
+
+def test_the_prompt_digest_was_recorded_under_this_prompt_version() -> None:
+    """A change to how prompts are built raises ``PROMPT_VERSION`` and re-records the digest
+    (``python -m tests.perf_reference --write`` refuses a changed digest under the old one),
+    so records of the two ways are never pooled (``analysis.validate.CrossCheck``)."""
+    from mirrorcraft.agents.llm.templates import PROMPT_VERSION
+
+    assert recorded_prompt_version() == PROMPT_VERSION
 
 
 def test_fixtures_were_recorded_under_this_simulator_version() -> None:

@@ -166,7 +166,13 @@ def test_tools_and_react_play_the_same_steps_on_the_same_prompts() -> None:
     assert [p[1].content for p in t_pol.prompts] == [p[1].content for p in r_pol.prompts]
     assert t_pol.prompts[0][0].content != r_pol.prompts[0][0].content
     assert set(t_rec.to_json()) == set(r_rec.to_json())
-    assert set(t_rec.template_hashes) == {"common", "react", "tools", "observation"}
+    assert set(t_rec.template_hashes) == {
+        "prompt_version",
+        "common",
+        "react",
+        "tools",
+        "observation",
+    }
 
 
 def test_a_reply_without_a_call_gets_one_repair_then_no_action() -> None:

@@ -285,12 +285,39 @@ class CrossCheck:
     fingerprint per rule set, for the vanilla rules, per world and rule set, for the body
     and per task (where recorded), so that episodes of differently built rules, worlds,
     bodies or tasks (runs of another software version, a suite edited in place) are never
-    pooled under one name."""
+    pooled under one name; and one set of prompts per configuration (its template hashes and
+    prompt-building version, where recorded)."""
 
     biomes: dict[str, tuple[str, str]] = field(default_factory=dict)
     fingerprints: dict[tuple[str, ...], tuple[str, str]] = field(default_factory=dict)
+    prompts: dict[tuple[str, str], tuple[dict[str, str], str]] = field(default_factory=dict)
+    """Per configuration (agent label, disclosure): the first record's template hashes."""
 
     def problem(self, r: EpisodeRecord) -> str | None:
+        return self._fingerprint_problem(r) or self._prompt_problem(r)
+
+    def _prompt_problem(self, r: EpisodeRecord) -> str | None:
+        """One configuration's episodes must have been prompted alike: the same template
+        files and the same prompt-building version. Only what both records name is compared,
+        so records written before a hash was recorded still pool with later ones."""
+        if not r.template_hashes:
+            return None
+        first, where = self.prompts.setdefault(
+            (r.agent, r.disclosure), (r.template_hashes, r.episode_id)
+        )
+        differ = sorted(
+            k for k in first.keys() & r.template_hashes.keys() if first[k] != r.template_hashes[k]
+        )
+        if not differ:
+            return None
+        return (
+            f"configuration {r.agent!r} ({r.disclosure}) was prompted differently here than in "
+            f"episode {where!r}: {', '.join(differ)} differ ({r.template_hashes[differ[0]]!r} "
+            f"against {first[differ[0]]!r}); episodes of another software version whose prompts "
+            "differ cannot be pooled"
+        )
+
+    def _fingerprint_problem(self, r: EpisodeRecord) -> str | None:
         seen = self.biomes.setdefault(r.world, (r.biome, r.episode_id))
         if seen[0] != r.biome:
             return (

@@ -18,7 +18,7 @@ from mirrorcraft.agents.llm.history import History, Step
 from mirrorcraft.agents.llm.prior import VanillaPrior
 from mirrorcraft.agents.llm.render import Texts, observation_fields, render_fields
 from mirrorcraft.agents.llm.replies import action_from, first_json_object, preview
-from mirrorcraft.agents.llm.templates import TemplateFile, load_template
+from mirrorcraft.agents.llm.templates import TemplateFile, load_template, prompt_hashes
 from mirrorcraft.body.actions import skill_listing
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.llm.base import CallMeta, Completion, LLMClient, Message, Sampling
@@ -64,8 +64,7 @@ class LLMAgent:
     @property
     def template_hashes(self) -> dict[str, str]:
         """Hashes of every template file the prompts use (the observation block's included)."""
-        names = dict.fromkeys((*self.template_names, "observation"))
-        return {n: load_template(n).digest for n in names}
+        return prompt_hashes((*self.template_names, "observation"))
 
     # -- episode lifecycle ---------------------------------------------------------------
     def start(self, ctx: EpisodeContext) -> None:

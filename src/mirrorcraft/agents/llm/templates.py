@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -63,6 +63,25 @@ def _compile(text: str) -> tuple[tuple[str, ...], tuple[str, ...], frozenset[str
     parts = PLACEHOLDER.split(text)
     texts, names = tuple(parts[0::2]), tuple(parts[1::2])
     return texts, names, frozenset(names)
+
+
+PROMPT_VERSION = 1
+"""How the LLM configurations turn templates, observations and history into prompts. Raise it
+with any change that alters a prompt other than a template file's text (the rendering code,
+the observation block's fields, the skill listing's format): it is recorded with each
+episode's template hashes (``prompt_hashes``), and the analysis refuses to pool episodes of
+one configuration whose prompts were built differently. ``tests/fixtures/prompt_version.json``
+pins it with the prompt digest (``python -m tests.perf_reference --write`` refuses a changed
+digest under an unchanged version)."""
+
+PROMPT_VERSION_KEY = "prompt_version"
+
+
+def prompt_hashes(names: Iterable[str]) -> dict[str, str]:
+    """Each named template's digest, and the prompt-building version (``PROMPT_VERSION``)."""
+    hashes = {n: load_template(n).digest for n in dict.fromkeys(names)}
+    hashes[PROMPT_VERSION_KEY] = str(PROMPT_VERSION)
+    return hashes
 
 
 def prompts_dir() -> Path:

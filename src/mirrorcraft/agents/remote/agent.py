@@ -36,7 +36,7 @@ from mirrorcraft.agents.base import USER_THOUGHT_LIMIT, Decision, EpisodeContext
 from mirrorcraft.agents.llm.history import History, Step
 from mirrorcraft.agents.llm.prior import VanillaPrior
 from mirrorcraft.agents.llm.render import observation_fields, render_fields
-from mirrorcraft.agents.llm.templates import load_template
+from mirrorcraft.agents.llm.templates import prompt_hashes
 from mirrorcraft.agents.remote.http import HttpError, HttpPool, acquire, release
 from mirrorcraft.agents.remote.protocol import PROTOCOL, ActReply, ResetReply
 from mirrorcraft.body.observation import Observation
@@ -149,7 +149,7 @@ class RemoteAgent:
 
     @property
     def template_hashes(self) -> dict[str, str]:
-        return {"observation": load_template("observation").digest} if self.uses_block else {}
+        return prompt_hashes(("observation",)) if self.uses_block else {}
 
     @property
     def uses_block(self) -> bool:
