@@ -149,3 +149,62 @@ def test_the_task_fingerprint_follows_milestones_not_the_budget() -> None:
     )
     assert task_fingerprint(cheaper) != task_fingerprint(task)
     assert task_fingerprint(get_task("iron_armor")) != task_fingerprint(task)
+
+
+LLM_SMALL: dict[str, Any] = {**SMALL, "agents": ["react"], "models": [{"name": "mock-planner"}]}
+
+
+def _retemplate(db: Path, key: str, value: str) -> None:
+    """Make the stored episodes look as if another version had prompted them."""
+    con = sqlite3.connect(db)
+    with con:
+        for episode_id, text in con.execute("SELECT episode_id, record FROM episodes").fetchall():
+            doc = json.loads(text)
+            doc["template_hashes"][key] = value
+            con.execute(
+                "UPDATE episodes SET record = ? WHERE episode_id = ?",
+                (json.dumps(doc, sort_keys=True), episode_id),
+            )
+    con.close()
+
+
+@pytest.mark.parametrize(
+    ("key", "shown"),
+    [("prompt_version", "prompt_version 0"), ("react", "react 0123456789abcdef")],
+)
+def test_a_folder_prompted_another_way_refuses_to_resume(
+    tmp_path: Path, key: str, shown: str
+) -> None:
+    """Episodes of an LLM configuration whose prompts were built another way (another
+    software version changed a template or the prompt-building code) are not resumed over."""
+    spec = write_spec(tmp_path / "spec.yaml", LLM_SMALL)
+    out, db = tmp_path / "out", tmp_path / "out" / "results.sqlite"
+    first = cli(spec, out, "--workers", "1")
+    assert first.returncode == 0, first.stderr
+    stored = next(iter(ok_records(db).values()))["template_hashes"]
+    assert stored["prompt_version"] == "1" and {"common", "react", "observation"} <= set(stored)
+    _retemplate(db, key, "0" if key == "prompt_version" else "0123456789abcdef")
+    before = ok_records(db)
+
+    refused = cli(spec, out, "--workers", "1")
+    assert refused.returncode == 2
+    line = refused.stderr.strip()
+    assert "agent 'react' was prompted differently when its 2 stored episode(s) ran" in line
+    assert f"(then: {shown}; now: " in line and "--allow-changed-spec" in line
+    assert "\n" not in line
+    assert ok_records(db) == before  # nothing touched
+
+    # A record of an older version that named no prompt version resumes as before.
+    _retemplate(db, key, stored[key])
+    con = sqlite3.connect(db)
+    with con:
+        for episode_id, text in con.execute("SELECT episode_id, record FROM episodes").fetchall():
+            doc = json.loads(text)
+            del doc["template_hashes"]["prompt_version"]
+            con.execute(
+                "UPDATE episodes SET record = ? WHERE episode_id = ?",
+                (json.dumps(doc, sort_keys=True), episode_id),
+            )
+    con.close()
+    again = cli(spec, out, "--workers", "1")
+    assert again.returncode == 0 and "2 already done, running 0" in again.stderr

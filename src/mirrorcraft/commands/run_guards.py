@@ -50,6 +50,7 @@ def fingerprints(
     agents: Mapping[str, Mapping[str, str]] | None = None,
     lineage: Judge | None = None,
 ) -> Fingerprints:
+    from mirrorcraft.agents.llm.templates import current_prompt_hashes
     from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
     from mirrorcraft.body.config import body_fingerprint
     from mirrorcraft.evaluator.tasks import task_fingerprint, task_table
@@ -63,7 +64,8 @@ def fingerprints(
         {a: dict(origin) for a, origin in (agents or {}).items()},
         body_fingerprint("mineflayer" if real_server else "sim"),
         {t: task_fingerprint(task) for t, task in task_table().items()},
-        lineage,
+        prompts=current_prompt_hashes(),
+        lineage=lineage,
     )
 
 

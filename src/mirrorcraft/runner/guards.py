@@ -11,8 +11,9 @@ set it names (a suite manifest or datapack edited in place), the vanilla rules
 (another software version), on the embedded simulator each world (a biome
 spec file edited in place), the body (the simulator's behaviour version, the body
 settings and the skill definitions: ``body.config.body_fingerprint``), each task's
-definition (its milestones and their values), and for a user's own agent where it
-came from (its import path, its package's version, the hash of its options: another
+definition (its milestones and their values), each LLM configuration's prompts (the
+template files it names and how prompts are built from them: its ``template_hashes``), and
+for a user's own agent where it came from (its import path, its package's version, the hash of its options: another
 version of the agent's package installed since). Records written before a
 fingerprint was stamped carry none and are not compared on it. A difference refuses the run with one line, unless
 the user allows it: then the differing episodes of the current spec are run
@@ -50,6 +51,9 @@ class Fingerprints:
     """The body's fingerprint now, for the backend the run uses (empty: not compared)."""
     tasks: dict[str, str] = field(default_factory=dict)
     """Task id -> its definition's fingerprint now (tasks that no longer exist are absent)."""
+    prompts: dict[str, str] = field(default_factory=dict)
+    """Prompt template name -> its digest now, and ``prompt_version`` -> how prompts are built
+    now (``agents.llm.templates``); empty: not compared."""
     lineage: Judge | None = None
     """The spec now, judging records of other spec versions (``runner.versions``); None:
     any other spec hash is a change."""
@@ -63,7 +67,7 @@ class Fingerprints:
 
 @dataclass
 class Mismatch:
-    what: str  # "spec" | "rules" | "vanilla" | "world" | "body" | "task" | "agent"
+    what: str  # "spec" | "rules" | "vanilla" | "world" | "body" | "task" | "agent" | "prompts"
     name: str
     stored: str
     now: str
@@ -98,7 +102,22 @@ def compare(records: Iterable[EpisodeRecord], now: Fingerprints) -> list[Mismatc
             add("task", r.task, r.task_fingerprint, task, r.episode_id)
         elif (changed := agent_change(r.agent_origin, now.agents.get(r.agent))) is not None:
             add("agent", r.agent, changed[0], changed[1], r.episode_id)
+        elif (changed := prompt_change(r.template_hashes, now.prompts)) is not None:
+            add("prompts", r.agent, changed[0], changed[1], r.episode_id)
     return list(found.values())
+
+
+def prompt_change(stored: dict[str, str], now: dict[str, str]) -> tuple[str, str] | None:
+    """(stored, now) descriptions of the template digests and prompt version a record names
+    that differ now (None when all agree; names only one side knows, such as a user agent's
+    own templates or a record written before the version was kept, are not compared)."""
+    differ = sorted(k for k in stored.keys() & now.keys() if stored[k] != now[k])
+    if not differ:
+        return None
+    return (
+        ", ".join(f"{k} {stored[k]}" for k in differ),
+        ", ".join(f"{k} {now[k]}" for k in differ),
+    )
 
 
 ORIGIN_KEYS = ("ref", "version", "options_hash")
@@ -154,6 +173,12 @@ def explain(m: Mismatch, folder: Path, *, allowable: bool = True) -> str:
         return (
             f"agent {m.name!r} changed since its {n} stored episode(s) ran (then: {m.stored}; "
             f"now: {m.now}): install the version that ran, {ways} {rerun}"
+        )
+    if m.what == "prompts":
+        return (
+            f"agent {m.name!r} was prompted differently when its {n} stored episode(s) ran "
+            f"(then: {m.stored}; now: {m.now}): another software version changed its prompt "
+            f"templates or how prompts are built; install the version that ran, {ways} {rerun}"
         )
     if m.what == "body":
         return (

@@ -84,6 +84,11 @@ def prompt_hashes(names: Iterable[str]) -> dict[str, str]:
     return hashes
 
 
+def current_prompt_hashes() -> dict[str, str]:
+    """Every packaged template's digest and the prompt version, as records name them now."""
+    return prompt_hashes(sorted(p.stem for p in prompts_dir().glob("*.md")))
+
+
 def prompts_dir() -> Path:
     return Path(str(resources.files("mirrorcraft") / "agents" / "prompts"))
 
