@@ -244,6 +244,7 @@ class Session {
     this.busy = true
     this.token = token
     const before = world.rawTotals()
+    const startTick = this.clock ? this.clock.now() : null
     let timer
     let run = null
     try {
@@ -259,6 +260,9 @@ class Session {
       if (this.dead) return diedResult(params.skill, parsed.args, this.dead, delta(before, world.rawTotals()))
       const after = world.rawTotals()
       result.inventory_delta = delta(before, after)
+      // The game time the call took on the server (the embedded simulator reports its own).
+      const endTick = startTick === null ? null : this.clock.now()
+      if (endTick !== null) result.details = { ...result.details, ticks: Math.max(0, Math.round(endTick - startTick)) }
       // Movement may spend scaffolding blocks: report what left the inventory when the skill did not.
       if (result.ok && Object.keys(result.consumed).length === 0) result.consumed = losses(before, after)
       return result

@@ -54,9 +54,11 @@ test('a call that runs past the act timeout is cancelled and unwound before its 
   assert.ok(names.includes('stop') && names.includes('stopDigging') && names.includes('clearControlStates'), names.join(','))
   assert.deepStrictEqual(s.bot.calls.filter(c => c[0] === 'setGoal').pop(), ['setGoal', null])
   assert.strictEqual(s.busy, false)
-  // The next call runs normally (the real wait skill, on the server's clock).
+  // The next call runs normally (the real wait skill, on the server's clock), and says how
+  // many of the server's ticks it took, as the embedded simulator's results do.
   const next = await s.act({ skill: 'wait', args: { ticks: 2 } })
   assert.strictEqual(next.ok, true, next.message)
+  assert.ok(Number.isInteger(next.details.ticks) && next.details.ticks >= 2, JSON.stringify(next.details))
   s.bot.end()
 })
 
