@@ -17,7 +17,7 @@ from mirrorcraft.analysis.summary import summarize
 from mirrorcraft.report.build import write_report
 from mirrorcraft.report.render import Table, render_csv, render_markdown, render_text
 from mirrorcraft.report.tables import build_tables
-from mirrorcraft.report.viewer import page_name
+from mirrorcraft.report.viewer import page_name, page_path
 from mirrorcraft.runner.records import EpisodeRecord, StepRecord
 from tests.test_analysis_cli import run_cli
 from tests.test_analysis_helpers import make_record, synthetic_study, write_db, write_jsonl
@@ -73,8 +73,11 @@ def test_report_files(db_report: Path) -> None:
     for t in tables:
         assert (db_report / "tables" / f"{t.key}.md").is_file()
         assert (db_report / "tables" / f"{t.key}.csv").is_file()
-    pages = list((db_report / "episodes").glob("*.html"))
+    pages = list((db_report / "episodes").glob("*/*.html"))
     assert len(pages) == len(loaded.records)
+    assert sorted(str(p.relative_to(db_report)) for p in pages) == sorted(
+        page_path(r) for r in loaded.records
+    )
 
 
 def test_index_is_self_contained(db_report: Path) -> None:
@@ -100,7 +103,7 @@ def test_every_listed_episode_page_exists(db_report: Path) -> None:
     assert pages and all((db_report / h).is_file() for h in pages)
     for page in pages[:40]:
         for href in parse(db_report / page).hrefs:
-            assert (db_report / "episodes" / href).resolve().is_file(), (page, href)
+            assert ((db_report / page).parent / href).resolve().is_file(), (page, href)
 
 
 def test_viewer_page_escapes_and_shows_twin(db_report: Path) -> None:
@@ -108,7 +111,7 @@ def test_viewer_page_escapes_and_shows_twin(db_report: Path) -> None:
     mirror = next(
         r for r in loaded.records if r.rules == "M01" and r.encounters and r.disclosure == "hidden"
     )
-    html = (db_report / "episodes" / page_name(mirror.episode_id)).read_text(encoding="utf-8")
+    html = (db_report / page_path(mirror)).read_text(encoding="utf-8")
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "&lt;/td&gt;&lt;/table&gt;" in html
     twin_id = mirror.episode_id.replace("/M01/", "/vanilla/")
@@ -116,7 +119,8 @@ def test_viewer_page_escapes_and_shows_twin(db_report: Path) -> None:
     assert 'id="step-list"' in html and "Twin action" in html
     assert html.count('<tr class="enc">') >= 1 and "⚑" in html
     assert "Inventory over time" in html and "item_1" in html
-    vanilla = (db_report / "episodes" / page_name(twin_id)).read_text(encoding="utf-8")
+    twin = next(r for r in loaded.records if r.episode_id == twin_id)
+    vanilla = (db_report / page_path(twin)).read_text(encoding="utf-8")
     assert "Mirror copies" in vanilla and page_name(mirror.episode_id) in vanilla
 
 
@@ -125,7 +129,7 @@ def test_jsonl_viewer_says_steps_are_unavailable(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "r.jsonl", records)
     loaded = load_results(path)
     write_report(loaded, summarize(loaded.records), tmp_path / "out")
-    page = tmp_path / "out" / "episodes" / page_name(records[3].episode_id)
+    page = tmp_path / "out" / page_path(records[3])
     html = page.read_text(encoding="utf-8")
     assert "Step records (thoughts, actions, results) are unavailable" in html
     assert 'id="step-list"' in html and "Twin signature" in html
@@ -138,7 +142,7 @@ def test_hostile_episode_ids_are_escaped_and_safe(tmp_path: Path) -> None:
     write_report(loaded, summarize(loaded.records), tmp_path / "out")
     name = page_name(evil.episode_id)
     assert "/" not in name and "<" not in name
-    assert (tmp_path / "out" / "episodes" / name).is_file()
+    assert (tmp_path / "out" / page_path(evil)).is_file()
     listing = (tmp_path / "out" / "episodes.html").read_text(encoding="utf-8")
     assert "<img" not in listing and "&lt;img src=x" in listing
     assert not list(tmp_path.glob("*.html"))  # nothing escaped the output folder
@@ -217,7 +221,7 @@ def test_controls_table_in_text_json_and_html(tmp_path: Path) -> None:
 def test_viewer_score_trace_has_labelled_axes(db_report: Path) -> None:
     loaded = load_results(db_report.parent / "results.db")
     mirror = next(r for r in loaded.records if r.rules == "M01" and len(r.score_trace) > 10)
-    html = (db_report / "episodes" / page_name(mirror.episode_id)).read_text(encoding="utf-8")
+    html = (db_report / page_path(mirror)).read_text(encoding="utf-8")
     svg = html[html.index('<svg class="trace"') : html.index("</svg>")]
     labels = re.findall(r'<text class="axis-label"[^>]*>([^<]+)</text>', svg)
     assert labels == ["action", "Score"]
@@ -283,9 +287,9 @@ def test_viewer_keeps_few_twin_traces_in_memory(
         alive.append(weakref.ref(found))
         return found
 
-    def page(view: object) -> str:
+    def page(view: object, listed_in: str) -> str:
         most[0] = max(most[0], sum(ref() is not None for ref in alive))
-        return real_page(view)  # type: ignore[arg-type]
+        return real_page(view, listed_in)  # type: ignore[arg-type]
 
     monkeypatch.setattr(loading.StepReader, "steps", steps_of)
     monkeypatch.setattr(build, "episode_page", page)
@@ -294,11 +298,14 @@ def test_viewer_keeps_few_twin_traces_in_memory(
     assert vanilla > 6 and most[0] <= 2 + 2  # those kept, the page's own and its twin's
     monkeypatch.setattr(build, "TWIN_STEPS_KEPT", 10**6, raising=False)
     write_report(loaded, summary, tmp_path / "all")
-    pages = sorted(p.name for p in (tmp_path / "all" / "episodes").iterdir())
-    assert pages == sorted(p.name for p in (tmp_path / "few" / "episodes").iterdir())
+    pages = sorted(str(p.relative_to(tmp_path / "all")) for p in (tmp_path / "all").rglob("*/*"))
+    assert pages == sorted(
+        str(p.relative_to(tmp_path / "few")) for p in (tmp_path / "few").rglob("*/*")
+    )
     for name in pages:
-        few = (tmp_path / "few" / "episodes" / name).read_bytes()
-        assert few == (tmp_path / "all" / "episodes" / name).read_bytes()
+        if (tmp_path / "all" / name).is_file():
+            few = (tmp_path / "few" / name).read_bytes()
+            assert few == (tmp_path / "all" / name).read_bytes()
 
 
 def test_index_says_why_rows_were_left_out(tmp_path: Path) -> None:

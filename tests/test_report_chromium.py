@@ -19,7 +19,7 @@ from mirrorcraft.analysis.loading import load_results
 from mirrorcraft.analysis.reference import load_reference
 from mirrorcraft.analysis.summary import summarize
 from mirrorcraft.report.build import write_report
-from mirrorcraft.report.viewer import page_name
+from mirrorcraft.report.viewer import page_path
 from tests.test_analysis_helpers import synthetic_study, write_db
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -132,8 +132,8 @@ def test_index_list_and_viewer_render(report: Path, tmp_path: Path) -> None:
     assert all((report / p).is_file() for p in pages)
 
     mirror = next(r for r in records if r.rules == "M04" and r.disclosure == "hidden")
-    page = report / "episodes" / page_name(mirror.episode_id)
-    assert f"episodes/{page.name}" in pages
+    page = report / page_path(mirror)
+    assert page_path(mirror) in pages
     viewer = dump_dom(page, tmp_path / "profile")
     # one header row plus one row per action: escaped thoughts did not break the table
     assert viewer.step_rows == 1 + mirror.actions_used
@@ -243,7 +243,7 @@ def test_the_first_figure_is_vanilla_against_mirror_and_it_renders(
 
     records = load_results(report.parent / "results.db").records
     mirror = next(r for r in records if r.rules == "M04" and r.disclosure == "hidden")
-    page = report / "episodes" / page_name(mirror.episode_id)
+    page = report / page_path(mirror)
     viewer = dump_dom(page, tmp_path / "profile")
     svg_text = " ".join(viewer.text)
     assert "Score" in svg_text and "action" in svg_text.lower()

@@ -20,7 +20,12 @@ def add_parser(sub: Any) -> None:
         "report", help="write an HTML report with tables, figures and an episode viewer"
     )
     add_common_arguments(p)
-    p.add_argument("--out", required=True, help="directory to write the report into")
+    p.add_argument(
+        "--out",
+        required=True,
+        help="directory to write the report into: a new or empty one, or an earlier report's "
+        "(rewritten in place: its files no longer written are removed, any other file kept)",
+    )
     p.add_argument(
         "--compare",
         metavar="REFERENCE",
@@ -44,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     doc = comparison(args, loaded)
     try:
         from mirrorcraft.report.build import write_report
+        from mirrorcraft.report.files import ReportFolderError
     except ImportError as exc:  # matplotlib is a runtime dependency; say so if it is missing
         raise UserError(
             f"the report needs {exc.name or 'matplotlib'}: pip install matplotlib "
@@ -52,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         files = write_report(loaded, summary, out, viewer=not args.no_viewer, comparison=doc)
+    except ReportFolderError as exc:
+        raise UserError(f"--out: {exc}") from None
     except OSError as exc:
         raise UserError(f"cannot write the report into {out}: {exc.strerror or exc}") from None
     sys.stdout.write(

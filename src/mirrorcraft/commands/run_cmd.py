@@ -474,10 +474,14 @@ def _report(out: Path, loaded: Any, summary: dict[str, Any]) -> str:
     from mirrorcraft.analysis.compare import compare
     from mirrorcraft.analysis.reference import load_reference
     from mirrorcraft.report.build import write_report
+    from mirrorcraft.report.files import ReportFolderError
 
     viewer = len(loaded.records) <= VIEWER_LIMIT
     beside = compare(loaded.records, load_reference())  # the report's compare.html
-    write_report(loaded, summary, out / "report", viewer=viewer, comparison=beside)
+    try:
+        write_report(loaded, summary, out / "report", viewer=viewer, comparison=beside)
+    except ReportFolderError as exc:
+        return f"not written: {exc} (mirrorcraft report RESULTS --out DIR writes one)"
     suffix = (
         ""
         if viewer

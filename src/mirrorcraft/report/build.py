@@ -3,11 +3,14 @@
 Layout of ``DIR``::
 
     index.html            every table and figure (PNG figures inlined as data URIs)
-    episodes.html         the episode list, linking to the viewer pages
-    episodes/<id>.html    one viewer page per episode
+    episodes.html         the episode list, linking to the viewer pages; above
+                          ``episode_list.LIST_PAGE_ROWS`` episodes, an index of
+    lists/<group>.html    one list per configuration, model and rule set
+    episodes/<agent-model-task>/<id>.html   one viewer page per episode
     report.md             every table as Markdown
     tables/<key>.md|csv   each table on its own
     summary.json          the analysis document (as ``mirrorcraft analyze --json``)
+    report-files.json     every file above (``files.py``: a rewrite removes the rest)
 
 Pages load nothing from the network (a content security policy forbids it).
 """
@@ -27,15 +30,16 @@ from mirrorcraft.analysis.coverage import writing_run
 from mirrorcraft.analysis.loading import LoadedResults, StepReader
 from mirrorcraft.analysis.metrics import (
     agent_order,
-    configuration_label,
     suite_order,
     task_order,
 )
 from mirrorcraft.report import plots
+from mirrorcraft.report.episode_list import write_lists
+from mirrorcraft.report.files import ReportWriter
 from mirrorcraft.report.render import Table, render_csv, render_html, render_markdown
 from mirrorcraft.report.tables import build_tables, excluded_notes, skipped, unfinished_note
 from mirrorcraft.report.templating import fill
-from mirrorcraft.report.viewer import EpisodeView, episode_page, page_name, twin_key
+from mirrorcraft.report.viewer import EpisodeView, episode_page, page_path, twin_key
 from mirrorcraft.runner.records import EpisodeRecord, StepRecord
 
 
@@ -155,55 +159,16 @@ def _episode_order(r: EpisodeRecord) -> tuple[Any, ...]:
     )
 
 
-def _episode_list(records: Sequence[EpisodeRecord], linked: bool) -> str:
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in (
-            "Episode",
-            "Configuration",
-            "Model",
-            "World",
-            "Task",
-            "Rules",
-            "Score",
-            "Success",
-            "Actions",
-            "Encounters",
-        )
-    )
-    rows = []
-    for r in records:
-        ident = escape(r.episode_id)
-        name = f'<a href="episodes/{page_name(r.episode_id)}">{ident}</a>' if linked else ident
-        cells = [
-            name,
-            escape(configuration_label(r.agent, r.disclosure)),
-            escape(r.model),
-            escape(r.world),
-            escape(r.task),
-            escape(r.rules),
-        ]
-        nums = [
-            str(r.score),
-            "yes" if r.success else "no",
-            str(r.actions_used),
-            str(len(r.encounters)),
-        ]
-        rows.append(
-            "<tr>"
-            + "".join(f'<td class="l">{c}</td>' for c in cells)
-            + "".join(f'<td class="n">{c}</td>' for c in nums)
-            + "</tr>"
-        )
-    return f'<table class="data" id="episodes"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
-
-
 TWIN_STEPS_KEPT = 64
 """Vanilla episodes whose steps the viewer keeps in memory while writing their twins' pages."""
 
 
-def _write_episodes(loaded: LoadedResults, records: Sequence[EpisodeRecord], folder: Path) -> int:
-    folder.mkdir(parents=True, exist_ok=True)
+def _write_episodes(
+    loaded: LoadedResults,
+    records: Sequence[EpisodeRecord],
+    writer: ReportWriter,
+    listed_in: dict[str, str],
+) -> int:
     vanilla: dict[tuple[Any, ...], EpisodeRecord] = {}
     mirrors: dict[tuple[Any, ...], list[EpisodeRecord]] = defaultdict(list)
     for r in records:
@@ -240,7 +205,7 @@ def _write_episodes(loaded: LoadedResults, records: Sequence[EpisodeRecord], fol
                 twin_steps=steps_of(twin) if twin is not None else None,
                 mirror_twins=mirrors.get(twin_key(r), []) if r.rules == "vanilla" else (),
             )
-            (folder / page_name(r.episode_id)).write_text(episode_page(view), encoding="utf-8")
+            writer.write(page_path(r), episode_page(view, listed_in[r.episode_id]))
     finally:
         if reader is not None:
             reader.close()
@@ -260,44 +225,44 @@ def write_report(
     ``comparison`` (``analysis.compare.compare``) adds the side-by-side page
     ``compare.html`` and an overview table in the index.
     """
-    out.mkdir(parents=True, exist_ok=True)
+    writer = ReportWriter(out)
+    try:
+        files = _write_all(loaded, summary, writer, viewer, comparison)
+    except BaseException:
+        writer.abandon()  # every file of the earlier report and this one stays listed
+        raise
+    writer.finish()
+    return files
+
+
+def _write_all(
+    loaded: LoadedResults,
+    summary: dict[str, Any],
+    writer: ReportWriter,
+    viewer: bool,
+    comparison: dict[str, Any] | None,
+) -> ReportFiles:
+    out = writer.out
     tables = build_tables(summary)
     links: list[tuple[str, str]] = []
     if comparison is not None:
         from mirrorcraft.report.compare_tables import summary_table, write_compare_page
 
+        for name in ("compare.html", "compare.md", "compare.json"):
+            writer.record(name)
         compared = write_compare_page(comparison, out)
         tables.append(summary_table(comparison))
         links = [("compare.html", "Your results beside the paper (compare.html)")]
         links += [(f"compare.html#{t.key}", t.title) for t in compared]
-    table_dir = out / "tables"
-    table_dir.mkdir(exist_ok=True)
     for t in tables:
-        (table_dir / f"{t.key}.md").write_text(render_markdown(t), encoding="utf-8")
-        (table_dir / f"{t.key}.csv").write_text(render_csv(t), encoding="utf-8")
+        writer.write(f"tables/{t.key}.md", render_markdown(t))
+        writer.write(f"tables/{t.key}.csv", render_csv(t))
     markdown = "# MirrorCraft results\n\n" + "\n".join(render_markdown(t) for t in tables)
-    (out / "report.md").write_text(markdown, encoding="utf-8")
-    (out / "summary.json").write_text(
-        json.dumps(summary, indent=1, allow_nan=False) + "\n", encoding="utf-8"
-    )
+    writer.write("report.md", markdown)
+    writer.write("summary.json", json.dumps(summary, indent=1, allow_nan=False) + "\n")
     figures = _figures(summary)
-    (out / "index.html").write_text(
-        _index_html(loaded, summary, tables, figures, links), encoding="utf-8"
-    )
+    writer.write("index.html", _index_html(loaded, summary, tables, figures, links))
     records = sorted(loaded.records, key=_episode_order)
-    episodes_meta = (
-        f"{len(records)} episodes; rule encounters are marked in each page's step list."
-        if viewer
-        else f"{len(records)} episodes (viewer pages were not written)."
-    )
-    (out / "episodes.html").write_text(
-        fill(
-            "episodes.html",
-            title="Episodes",
-            meta=escape(episodes_meta),
-            table=_episode_list(records, viewer),
-        ),
-        encoding="utf-8",
-    )
-    pages = _write_episodes(loaded, records, out / "episodes") if viewer else 0
+    listed_in = write_lists(writer, records, viewer)
+    pages = _write_episodes(loaded, records, writer, listed_in) if viewer else 0
     return ReportFiles(out, tables, [f.ident for f in figures], pages)

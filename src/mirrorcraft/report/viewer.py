@@ -28,6 +28,20 @@ def page_name(episode_id: str) -> str:
     return f"{_UNSAFE.sub('_', episode_id)[:80]}-{digest}.html"
 
 
+def page_folder(r: EpisodeRecord) -> str:
+    """The folder under ``episodes/`` of the episode's page: one per agent, model and task,
+    so that a page's Vanilla twin and Mirror copies (same agent, model and task) sit beside
+    it and no folder holds every page of a large study."""
+    key = f"{r.agent}\0{r.model}\0{r.task}"
+    digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:6]
+    return f"{_UNSAFE.sub('_', f'{r.agent}-{r.model}-{r.task}')[:80]}-{digest}"
+
+
+def page_path(r: EpisodeRecord) -> str:
+    """The page's path from the report folder (``/``-separated, as in a link)."""
+    return f"episodes/{page_folder(r)}/{page_name(r.episode_id)}"
+
+
 def twin_key(r: EpisodeRecord) -> tuple[str, str, str, str, int, int, int]:
     """What an episode shares with its Vanilla twin (rules and disclosure aside)."""
     return (r.world, r.task, r.agent, r.model, r.budget, r.repetition, r.seed)
@@ -369,13 +383,15 @@ def _signature_steps(v: EpisodeView) -> str:
     return note + f'<table class="data" id="step-list">{head}{"".join(rows)}</table>'
 
 
-def episode_page(v: EpisodeView) -> str:
-    """The complete HTML page of one episode."""
+def episode_page(v: EpisodeView, listed_in: str = "episodes.html") -> str:
+    """The complete HTML page of one episode; ``listed_in``: the list page that links to
+    it, from the report folder."""
     r = v.record
     twin_link = f"Vanilla twin: {_link(v.twin)}" if v.twin else ""
     return fill(
         "episode.html",
         title=_e(f"Episode {r.episode_id}"),
+        episode_list=_e(f"../../{listed_in}"),
         twin_link=twin_link,
         condition=_condition(v),
         milestones=_milestones(v),

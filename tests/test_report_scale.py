@@ -1,0 +1,150 @@
+"""The report at scale: a split episode list, viewer pages in folders, links that resolve,
+and a rewrite that removes the earlier report's stale files and nothing else."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mirrorcraft.analysis.loading import load_results
+from mirrorcraft.analysis.summary import summarize
+from mirrorcraft.report import episode_list
+from mirrorcraft.report.build import write_report
+from mirrorcraft.report.files import MANIFEST
+from mirrorcraft.report.viewer import page_path
+from mirrorcraft.runner.records import EpisodeRecord
+from tests.test_analysis_cli import run_cli
+from tests.test_analysis_helpers import synthetic_study, write_db
+from tests.test_report_build import parse
+
+
+def _report(tmp: Path, records: list[EpisodeRecord], out: Path, **kw: object) -> None:
+    _, steps = synthetic_study(
+        seed=3, agents=("react", "xenon"), worlds=("plains-1",), reps=1, budget_override=40
+    )
+    db = tmp / f"r{len(list(tmp.glob('r*.db')))}.db"
+    write_db(db, records, {r.episode_id: steps[r.episode_id] for r in records})
+    loaded = load_results(db)
+    write_report(loaded, summarize(loaded.records), out, **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def study() -> list[EpisodeRecord]:
+    records, _ = synthetic_study(
+        seed=3, agents=("react", "xenon"), worlds=("plains-1",), reps=1, budget_override=40
+    )
+    return records
+
+
+def _links(folder: Path) -> dict[Path, list[str]]:
+    """Each HTML page's links to files (no #anchors, no data: URIs)."""
+    out: dict[Path, list[str]] = {}
+    for page in folder.rglob("*.html"):
+        found = parse(page)
+        out[page] = [
+            h.split("#")[0]
+            for h in found.hrefs + found.srcs
+            if not h.startswith(("#", "data:")) and h.split("#")[0]
+        ]
+    return out
+
+
+def test_a_large_report_splits_its_list_and_every_link_resolves(
+    tmp_path: Path, study: list[EpisodeRecord], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 8,640 episodes the list was one page of every episode and the viewer one folder
+    of 8,640 pages; above LIST_PAGE_ROWS the list is an index of per-configuration, model
+    and rule-set lists, and the pages sit in a folder per agent, model and task."""
+    monkeypatch.setattr(episode_list, "LIST_PAGE_ROWS", 7)
+    _report(tmp_path, study, tmp_path / "out")
+    moved = tmp_path / "moved" / "copy"
+    shutil.copytree(tmp_path / "out", moved)  # relative links work wherever the folder goes
+    links = _links(moved)
+    for page, hrefs in links.items():
+        for href in hrefs:
+            assert "://" not in href and not href.startswith("/"), (page, href)
+            target = (page.parent / href).resolve()
+            assert target.is_file(), (page, href)
+            assert moved.resolve() in target.parents, (page, href)
+    index = parse(moved / "episodes.html")
+    lists = [h for h in index.hrefs if h.startswith("lists/")]
+    assert lists and 'id="episode-lists"' in (moved / "episodes.html").read_text("utf-8")
+    listed: list[str] = []
+    for name in lists:
+        rows = [h for h in parse(moved / name).hrefs if h.startswith("../episodes/")]
+        assert 0 < len(rows) <= 7
+        listed += [h.removeprefix("../") for h in rows]
+    assert sorted(listed) == sorted(page_path(r) for r in study)
+    folders = [p for p in (moved / "episodes").iterdir()]
+    assert len(folders) == len({(r.agent, r.model, r.task) for r in study}) > 1
+    # a viewer page's "Episode list" goes to the list that shows it
+    first = moved / listed[0]
+    assert any(h.startswith("../../lists/") for h in parse(first).hrefs)
+
+
+def test_a_small_report_keeps_one_list(tmp_path: Path, study: list[EpisodeRecord]) -> None:
+    _report(tmp_path, study, tmp_path / "out")
+    listing = parse(tmp_path / "out" / "episodes.html")
+    assert sorted(h for h in listing.hrefs if h.startswith("episodes/")) == sorted(
+        page_path(r) for r in study
+    )
+    assert not (tmp_path / "out" / "lists").exists()
+
+
+def test_a_rewrite_removes_stale_pages_and_never_a_users_file(
+    tmp_path: Path, study: list[EpisodeRecord]
+) -> None:
+    """Writing a report over an earlier one left the earlier pages of episodes no longer in
+    the results (they still opened); now the manifest's leftovers go, other files stay."""
+    out = tmp_path / "out"
+    _report(tmp_path, study, out)
+    notes = out / "notes.txt"
+    notes.write_text("mine", encoding="utf-8")
+    kept = study[: len(study) // 2]
+    gone = study[len(study) // 2 :]
+    mine = out / Path(page_path(gone[0])).parent / "annotated.html"
+    mine.write_text("mine", encoding="utf-8")
+    _report(tmp_path, kept, out, comparison=None)
+    assert all((out / page_path(r)).is_file() for r in kept)
+    assert not any((out / page_path(r)).exists() for r in gone)
+    assert notes.read_text("utf-8") == "mine" and mine.read_text("utf-8") == "mine"
+    manifest = json.loads((out / MANIFEST).read_text("utf-8"))["files"]
+    assert "notes.txt" not in manifest and page_path(gone[0]) not in manifest
+    # without the viewer no page is left, only the user's file and its folder
+    _report(tmp_path, kept, out, viewer=False)
+    pages = [p for p in (out / "episodes").rglob("*") if p.is_file()]
+    assert pages == [mine]
+
+
+def test_a_folder_that_holds_no_report_is_refused(
+    tmp_path: Path, study: list[EpisodeRecord], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, steps = synthetic_study(
+        seed=3, agents=("react", "xenon"), worlds=("plains-1",), reps=1, budget_override=40
+    )
+    db = write_db(tmp_path / "r.db", study, steps)
+    home = tmp_path / "project"
+    home.mkdir()
+    (home / "thesis.tex").write_text("x", encoding="utf-8")
+    (home / "index.html").write_text("my page", encoding="utf-8")
+    code, _, err = run_cli(["report", str(db), "--out", str(home)], capsys)
+    assert code == 2 and "thesis.tex" in err and "choose an empty or new folder" in err
+    assert sorted(p.name for p in home.iterdir()) == ["index.html", "thesis.tex"]
+    assert (home / "index.html").read_text("utf-8") == "my page"
+
+
+def test_an_older_reports_flat_pages_go_on_rewrite(
+    tmp_path: Path, study: list[EpisodeRecord]
+) -> None:
+    """A report written before the manifest (every page in episodes/) is rewritten in place;
+    its flat viewer pages are removed, not left beside the new folders."""
+    out = tmp_path / "out"
+    (out / "episodes").mkdir(parents=True)
+    (out / "index.html").write_text("old", encoding="utf-8")
+    old = out / "episodes" / "plains-1_M01_diamond-0123456789.html"
+    old.write_text("old", encoding="utf-8")
+    _report(tmp_path, study, out)
+    assert not old.exists() and (out / page_path(study[0])).is_file()
