@@ -45,11 +45,18 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory")
+    from mirrorcraft.report.files import ReportFolderError, check_folder
+
+    try:
+        check_folder(out)  # before the results load, which takes minutes at scale
+    except ReportFolderError as exc:
+        raise UserError(f"--out: {exc}") from None
+    except OSError as exc:
+        raise UserError(f"cannot write the report into {out}: {exc.strerror or exc}") from None
     loaded, summary = load(args)
     doc = comparison(args, loaded)
     try:
         from mirrorcraft.report.build import write_report
-        from mirrorcraft.report.files import ReportFolderError
     except ImportError as exc:  # matplotlib is a runtime dependency; say so if it is missing
         raise UserError(
             f"the report needs {exc.name or 'matplotlib'}: pip install matplotlib "

@@ -41,7 +41,7 @@ class ReportFolderError(Exception):
     """The folder holds files that are not a report's; nothing was written."""
 
 
-def _earlier(out: Path) -> set[str]:
+def check_folder(out: Path) -> set[str]:
     """The files the earlier report in ``out`` wrote (empty without one); refuses a
     folder that holds anything but a report."""
     if not out.is_dir():
@@ -90,7 +90,7 @@ class ReportWriter:
 
     def __init__(self, out: Path) -> None:
         self.out = out
-        self.earlier = _earlier(out)
+        self.earlier = check_folder(out)
         self.written: list[str] = []
         out.mkdir(parents=True, exist_ok=True)
 
