@@ -134,6 +134,9 @@ def test_a_folder_that_holds_no_report_is_refused(
     assert code == 2 and "thesis.tex" in err and "choose an empty or new folder" in err
     assert sorted(p.name for p in home.iterdir()) == ["index.html", "thesis.tex"]
     assert (home / "index.html").read_text("utf-8") == "my page"
+    # refused before the results load (minutes at scale): a missing database is not reached
+    code, _, err = run_cli(["report", str(tmp_path / "none.db"), "--out", str(home)], capsys)
+    assert code == 2 and "thesis.tex" in err
 
 
 def test_an_older_reports_flat_pages_go_on_rewrite(
