@@ -151,3 +151,66 @@ def test_an_older_reports_flat_pages_go_on_rewrite(
     old.write_text("old", encoding="utf-8")
     _report(tmp_path, study, out)
     assert not old.exists() and (out / page_path(study[0])).is_file()
+
+
+def test_a_manifest_never_leads_outside_the_report(
+    tmp_path: Path, study: list[EpisodeRecord]
+) -> None:
+    """A hand-edited manifest naming files outside the report, or not a report's, removes
+    none of them."""
+    out = tmp_path / "out"
+    _report(tmp_path, study, out)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep", encoding="utf-8")
+    (out / "mine.txt").write_text("keep", encoding="utf-8")
+    doc = json.loads((out / MANIFEST).read_text("utf-8"))
+    doc["files"] += ["../victim.txt", str(victim), "episodes/../../victim.txt", "mine.txt"]
+    (out / MANIFEST).write_text(json.dumps(doc), encoding="utf-8")
+    _report(tmp_path, study, out)
+    assert victim.read_text("utf-8") == "keep" and (out / "mine.txt").is_file()
+
+
+def test_an_interrupted_rewrite_keeps_every_file_listed(
+    tmp_path: Path, study: list[EpisodeRecord], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rewrite stopped half way (Ctrl-C) removes nothing and lists the earlier report's
+    files and its own, so the next complete rewrite still removes the stale ones."""
+    from mirrorcraft.report import build
+
+    out = tmp_path / "out"
+    _report(tmp_path, study, out)
+    real = build.episode_page
+    written = [0]
+
+    def stop(view: object, listed_in: str) -> str:
+        written[0] += 1
+        if written[0] > 3:
+            raise KeyboardInterrupt
+        return real(view, listed_in)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build, "episode_page", stop)
+    half = study[: len(study) // 2]
+    with pytest.raises(KeyboardInterrupt):
+        _report(tmp_path, half, out)
+    assert all((out / page_path(r)).is_file() for r in study)
+    listed = set(json.loads((out / MANIFEST).read_text("utf-8"))["files"])
+    assert {page_path(r) for r in study} <= listed
+    monkeypatch.setattr(build, "episode_page", real)
+    _report(tmp_path, half, out)
+    assert not any((out / page_path(r)).exists() for r in study[len(half) :])
+
+
+def test_runs_own_report_says_why_it_was_not_written(
+    tmp_path: Path, study: list[EpisodeRecord]
+) -> None:
+    from mirrorcraft.commands import run_cmd
+
+    _, steps = synthetic_study(
+        seed=3, agents=("react", "xenon"), worlds=("plains-1",), reps=1, budget_override=40
+    )
+    loaded = load_results(write_db(tmp_path / "r.db", study, steps))
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "draft.md").write_text("mine", encoding="utf-8")
+    said = run_cmd._report(tmp_path, loaded, summarize(loaded.records))
+    assert said.startswith("not written:") and "draft.md" in said
+    assert [p.name for p in (tmp_path / "report").iterdir()] == ["draft.md"]
