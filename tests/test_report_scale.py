@@ -58,7 +58,7 @@ def test_a_large_report_splits_its_list_and_every_link_resolves(
     """At 8,640 episodes the list was one page of every episode and the viewer one folder
     of 8,640 pages; above LIST_PAGE_ROWS the list is an index of per-configuration, model
     and rule-set lists, and the pages sit in a folder per agent, model and task."""
-    monkeypatch.setattr(episode_list, "LIST_PAGE_ROWS", 7)
+    monkeypatch.setattr(episode_list, "LIST_PAGE_ROWS", 2)  # groups of 3: two pages each
     _report(tmp_path, study, tmp_path / "out")
     moved = tmp_path / "moved" / "copy"
     shutil.copytree(tmp_path / "out", moved)  # relative links work wherever the folder goes
@@ -72,10 +72,15 @@ def test_a_large_report_splits_its_list_and_every_link_resolves(
     index = parse(moved / "episodes.html")
     lists = [h for h in index.hrefs if h.startswith("lists/")]
     assert lists and 'id="episode-lists"' in (moved / "episodes.html").read_text("utf-8")
+    second = next(h for h in lists if h.endswith("-2.html"))
+    assert "Previous page" in (moved / second).read_text("utf-8")
+    assert "Next page" in (moved / second.replace("-2.html", ".html")).read_text("utf-8")
+    labels = (moved / "episodes.html").read_text("utf-8").split("<tr>")[2:4]
+    assert "react<" in labels[0] and "react w/rules" not in labels[0]  # hidden runs first
     listed: list[str] = []
     for name in lists:
         rows = [h for h in parse(moved / name).hrefs if h.startswith("../episodes/")]
-        assert 0 < len(rows) <= 7
+        assert 0 < len(rows) <= 2
         listed += [h.removeprefix("../") for h in rows]
     assert sorted(listed) == sorted(page_path(r) for r in study)
     folders = [p for p in (moved / "episodes").iterdir()]

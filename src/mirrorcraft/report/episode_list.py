@@ -75,7 +75,7 @@ def _group_order(key: tuple[str, str, str, str]) -> tuple[Any, ...]:
     agent, disclosure, model, rules = key
     return (
         agent_order(agent),
-        disclosure,
+        disclosure != "hidden",  # an agent's hidden runs first, then those told the rules
         model,
         (0, "") if rules == "vanilla" else suite_order(rules),
     )
