@@ -4,6 +4,7 @@ and a rewrite that removes the earlier report's stale files and nothing else."""
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 
@@ -219,3 +220,32 @@ def test_runs_own_report_says_why_it_was_not_written(
     said = run_cmd._report(tmp_path, loaded, summarize(loaded.records))
     assert said.startswith("not written:") and "draft.md" in said
     assert [p.name for p in (tmp_path / "report").iterdir()] == ["draft.md"]
+
+
+def test_runs_own_report_says_how_to_write_the_pages_it_skipped(
+    tmp_path: Path,
+    study: list[EpisodeRecord],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Above VIEWER_LIMIT the run said only 'use mirrorcraft report'; it now gives the
+    command, which rewrites the run's own report folder in place."""
+    from mirrorcraft.commands import run_cmd
+
+    _, steps = synthetic_study(
+        seed=3, agents=("react", "xenon"), worlds=("plains-1",), reps=1, budget_override=40
+    )
+    db = write_db(tmp_path / "results.sqlite", study, steps)
+    loaded = load_results(db)
+    monkeypatch.setattr(run_cmd, "VIEWER_LIMIT", 5)
+    said = run_cmd._report(tmp_path, loaded, summarize(loaded.records))
+    capsys.readouterr()
+    command = shlex.split(said.split("to write them: ")[1].removesuffix(")"))
+    assert command[:2] == ["mirrorcraft", "report"] and command[3:] == [
+        "--out",
+        str(tmp_path / "report"),
+    ]
+    assert not (tmp_path / "report" / "episodes").exists()
+    code, _, err = run_cli(command[1:], capsys)
+    assert code == 0, err
+    assert all((tmp_path / "report" / page_path(r)).is_file() for r in study)

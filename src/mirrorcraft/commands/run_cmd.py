@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from importlib import resources
 from pathlib import Path
@@ -485,6 +486,7 @@ def _report(out: Path, loaded: Any, summary: dict[str, Any]) -> str:
     suffix = (
         ""
         if viewer
-        else f" (episode pages skipped above {VIEWER_LIMIT} episodes; use mirrorcraft report)"
+        else f" (episode pages skipped above {VIEWER_LIMIT} episodes; to write them: "
+        f"{shlex.join(['mirrorcraft', 'report', str(loaded.path), '--out', str(out / 'report')])})"
     )
     return str(out / "report" / "index.html") + suffix
