@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from mirrorcraft.agents.llm.templates import PROMPT_VERSION
 from mirrorcraft.body import config
 from mirrorcraft.body.config import SIMULATOR_VERSION, body_fingerprint
 from mirrorcraft.evaluator.tasks import get_task, task_fingerprint
@@ -182,7 +183,8 @@ def test_a_folder_prompted_another_way_refuses_to_resume(
     first = cli(spec, out, "--workers", "1")
     assert first.returncode == 0, first.stderr
     stored = next(iter(ok_records(db).values()))["template_hashes"]
-    assert stored["prompt_version"] == "1" and {"common", "react", "observation"} <= set(stored)
+    assert stored["prompt_version"] == str(PROMPT_VERSION)
+    assert {"common", "react", "observation"} <= set(stored)
     _retemplate(db, key, "0" if key == "prompt_version" else "0123456789abcdef")
     before = ok_records(db)
 
@@ -194,8 +196,19 @@ def test_a_folder_prompted_another_way_refuses_to_resume(
     assert "\n" not in line
     assert ok_records(db) == before  # nothing touched
 
-    # A record of an older version that named no prompt version resumes as before.
+    # A record written before the version was kept names none: it was prompted the first way
+    # (version 1), which this one is not, so the folder is refused as well.
     _retemplate(db, key, stored[key])
+    _strip_prompt_version(db)
+    old = cli(spec, out, "--workers", "1")
+    assert old.returncode == 2 and "(then: prompt_version 1; now: prompt_version " in old.stderr
+    # With the records as this version wrote them, the folder resumes.
+    _retemplate(db, "prompt_version", stored["prompt_version"])
+    again = cli(spec, out, "--workers", "1")
+    assert again.returncode == 0 and "2 already done, running 0" in again.stderr
+
+
+def _strip_prompt_version(db: Path) -> None:
     con = sqlite3.connect(db)
     with con:
         for episode_id, text in con.execute("SELECT episode_id, record FROM episodes").fetchall():
@@ -206,5 +219,3 @@ def test_a_folder_prompted_another_way_refuses_to_resume(
                 (json.dumps(doc, sort_keys=True), episode_id),
             )
     con.close()
-    again = cli(spec, out, "--workers", "1")
-    assert again.returncode == 0 and "2 already done, running 0" in again.stderr

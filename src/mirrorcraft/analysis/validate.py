@@ -298,21 +298,18 @@ class CrossCheck:
 
     def _prompt_problem(self, r: EpisodeRecord) -> str | None:
         """One configuration's episodes must have been prompted alike: the same template
-        files and the same prompt-building version. Only what both records name is compared,
-        so records written before a hash was recorded still pool with later ones."""
-        if not r.template_hashes:
+        files and the same prompt-building version (a record of ours written before the
+        version was kept counts as version 1). Only what both records name is compared."""
+        hashes = r.prompt_hashes()
+        if not hashes:
             return None
-        first, where = self.prompts.setdefault(
-            (r.agent, r.disclosure), (r.template_hashes, r.episode_id)
-        )
-        differ = sorted(
-            k for k in first.keys() & r.template_hashes.keys() if first[k] != r.template_hashes[k]
-        )
+        first, where = self.prompts.setdefault((r.agent, r.disclosure), (hashes, r.episode_id))
+        differ = sorted(k for k in first.keys() & hashes.keys() if first[k] != hashes[k])
         if not differ:
             return None
         return (
             f"configuration {r.agent!r} ({r.disclosure}) was prompted differently here than in "
-            f"episode {where!r}: {', '.join(differ)} differ ({r.template_hashes[differ[0]]!r} "
+            f"episode {where!r}: {', '.join(differ)} differ ({hashes[differ[0]]!r} "
             f"against {first[differ[0]]!r}); episodes of another software version whose prompts "
             "differ cannot be pooled"
         )

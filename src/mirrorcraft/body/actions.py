@@ -32,6 +32,8 @@ class ArgSpec:
     def signature(self) -> str:
         if self.type == "int":
             text = f"{self.name}:int"
+            if self.min is not None and self.min == self.max:
+                return f"{text}={self.min} (fixed)"  # as the paper lists craft_grid's count
             if self.min is not None and self.max is not None:
                 text += f"={self.default}" if not self.required else ""
                 text += f" ({self.min}..{self.max})"

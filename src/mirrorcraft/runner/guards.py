@@ -102,7 +102,7 @@ def compare(records: Iterable[EpisodeRecord], now: Fingerprints) -> list[Mismatc
             add("task", r.task, r.task_fingerprint, task, r.episode_id)
         elif (changed := agent_change(r.agent_origin, now.agents.get(r.agent))) is not None:
             add("agent", r.agent, changed[0], changed[1], r.episode_id)
-        elif (changed := prompt_change(r.template_hashes, now.prompts)) is not None:
+        elif (changed := prompt_change(r.prompt_hashes(), now.prompts)) is not None:
             add("prompts", r.agent, changed[0], changed[1], r.episode_id)
     return list(found.values())
 

@@ -112,6 +112,15 @@ class EpisodeRecord:
     def is_mirror(self) -> bool:
         return self.rules != "vanilla"
 
+    def prompt_hashes(self) -> dict[str, str]:
+        """``template_hashes`` with the prompt-building version made explicit: a record that
+        names our observation template but no version was written before the version was
+        kept, by prompts built the first way (``agents.llm.templates.PROMPT_VERSION`` 1)."""
+        hashes = self.template_hashes
+        if "observation" in hashes and "prompt_version" not in hashes:
+            return {**hashes, "prompt_version": "1"}
+        return hashes
+
     def to_json(self) -> dict[str, Any]:
         doc = asdict(self)
         for name in UNRECORDED_WHEN_NONE:

@@ -65,14 +65,19 @@ def _compile(text: str) -> tuple[tuple[str, ...], tuple[str, ...], frozenset[str
     return texts, names, frozenset(names)
 
 
-PROMPT_VERSION = 1
+PROMPT_VERSION = 2
 """How the LLM configurations turn templates, observations and history into prompts. Raise it
 with any change that alters a prompt other than a template file's text (the rendering code,
 the observation block's fields, the skill listing's format): it is recorded with each
 episode's template hashes (``prompt_hashes``), and the analysis refuses to pool episodes of
 one configuration whose prompts were built differently. ``tests/fixtures/prompt_version.json``
 pins it with the prompt digest (``python -m tests.perf_reference --write`` refuses a changed
-digest under an unchanged version)."""
+digest under an unchanged version).
+
+1: prompts as built before the version was recorded (a record naming the observation template
+without a ``prompt_version`` counts as 1: ``EpisodeRecord.prompt_hashes``).
+2: a count the skill fixes (craft_grid's, trade's) is listed as ``count:int=1 (fixed)``, as
+the paper lists it, instead of ``(1..1)``."""
 
 PROMPT_VERSION_KEY = "prompt_version"
 
