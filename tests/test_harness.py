@@ -19,10 +19,11 @@ from mirrorcraft.agents.base import Decision, EpisodeContext
 from mirrorcraft.body.observation import Observation
 from mirrorcraft.faults import InfrastructureFault
 from mirrorcraft.runner import executor
+from mirrorcraft.runner.execution_spec import ExecutionSpec
 from mirrorcraft.runner.executor import plan_jobs
 from mirrorcraft.runner.loops import run_local
 from mirrorcraft.runner.progress import Progress
-from mirrorcraft.runner.spec import ExecutionSpec, SpecError, expand, parse_spec
+from mirrorcraft.runner.spec import SpecError, expand, parse_spec
 from mirrorcraft.runner.store import ResultStore
 
 SMALL = {

@@ -19,7 +19,7 @@ from mirrorcraft.agents.knowledge import build_belief
 from mirrorcraft.agents.plan_types import Memory, goal_of
 from mirrorcraft.agents.planner import INF, Planner
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
-from mirrorcraft.body.body import LazyKeyedRandom, keyed_random
+from mirrorcraft.body.draws import LazyKeyedRandom, keyed_random
 from mirrorcraft.evaluator.encounters import EncounterLog
 from mirrorcraft.evaluator.tasks import get_task
 from mirrorcraft.rules.items import ItemStack

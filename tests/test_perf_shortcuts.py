@@ -16,7 +16,7 @@ import numpy as np
 
 from mirrorcraft.backends.rulesets import vanilla_rules
 from mirrorcraft.body import paths
-from mirrorcraft.body.body import canon_stacks
+from mirrorcraft.body.draws import canon_stacks
 from mirrorcraft.body.inventory import Inventory, stack_of
 from mirrorcraft.body.paths import Approach, Blocked, _line_approach, _surface_approach
 from mirrorcraft.body.wear import apply_wear, copies

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mirrorcraft.faults import Fault, redact
 from mirrorcraft.runner.dispatch import Dispatcher, Entry
-from mirrorcraft.runner.spec import ExecutionSpec
+from mirrorcraft.runner.execution_spec import ExecutionSpec
 
 POLICY = ExecutionSpec(
     max_attempts=3,

@@ -32,6 +32,7 @@ from types import ModuleType
 
 MODULES = (
     "mirrorcraft.body.body",
+    "mirrorcraft.body.draws",
     "mirrorcraft.body.paths",
     "mirrorcraft.body.inventory",
     "mirrorcraft.body.wear",

@@ -211,3 +211,22 @@ def parse_action(raw: Any) -> Action | ActionError:
 def skill_listing() -> str:
     """The skill reference shown to agents, generated from the definitions."""
     return "\n".join(f"- {s.signature()}: {s.summary}" for s in skill_specs().values())
+
+
+def action_signature(action: Action) -> tuple[str, ...]:
+    """The paper's semantic signature: what was acted on, ignoring counts, fuel and places."""
+    a = action.args
+    if action.skill == "craft_grid":
+        grid = a.get("grid") or ()
+        return ("craft_grid", str(a.get("station")), repr(grid))
+    if action.skill == "smelt":
+        return ("smelt", str(a.get("input")), str(a.get("station")))
+    if action.skill == "mine":
+        return ("mine", str(a.get("block")))
+    if action.skill == "attack":
+        return ("attack", str(a.get("target")))
+    if action.skill == "place":
+        return ("place", str(a.get("block")))
+    if action.skill == "enchant":
+        return ("enchant", str(a.get("item")), str(a.get("option")))
+    return (action.skill,)

@@ -9,16 +9,16 @@ Every consultation of the RuleSet is reported to the event sink.
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mirrorcraft.body.actions import Action
+from mirrorcraft.body.actions import Action, action_signature
 from mirrorcraft.body.blockstate import block_state, is_two_high, partner
 from mirrorcraft.body.config import BodyConfig
+from mirrorcraft.body.draws import LazyKeyedRandom, canon_stacks, keyed_random
 from mirrorcraft.body.events import EventSink, NullSink, RuleApplication
 from mirrorcraft.body.inventory import Inventory, Key, delta, stack_of
 from mirrorcraft.body.paths import Approach, Blocked, Clearable, plan_approach, settle
@@ -46,42 +46,6 @@ class Walked:
     drops: list[ItemStack]
     stopped: Blocked | None = None
     """The block the body could no longer dig (its tool broke on the way), or None."""
-
-
-def keyed_random(*parts: object) -> random.Random:
-    """A generator seeded from a key, so the same key always draws the same numbers."""
-    digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
-    return random.Random(int.from_bytes(digest, "big"))
-
-
-class LazyKeyedRandom:
-    """The draws of ``keyed_random(*parts)``, seeded only when a first number is drawn.
-
-    Most loot rolls (a stone or a log breaking) draw nothing; seeding a generator costs
-    more than the roll itself.
-    """
-
-    __slots__ = ("_parts", "_rng")
-
-    def __init__(self, *parts: object):
-        self._parts = parts
-        self._rng: random.Random | None = None
-
-    @property
-    def drawn(self) -> bool:
-        """Whether any number has been drawn (a roll that drew none can be remembered)."""
-        return self._rng is not None
-
-    def _real(self) -> random.Random:
-        if self._rng is None:
-            self._rng = keyed_random(*self._parts)
-        return self._rng
-
-    def random(self) -> float:
-        return self._real().random()
-
-    def randrange(self, stop: int, /) -> int:
-        return self._real().randrange(stop)
 
 
 class Body:
@@ -341,7 +305,7 @@ class Body:
                 "loot",
                 self.step,
                 self.signature,
-                _canon(drops),
+                canon_stacks(drops),
                 f"loot_tables/{table.location}",
                 table=table.location,
                 loot_context=ctx,
@@ -573,52 +537,10 @@ def _points_for_next(level: int) -> int:
     return 7 + level * 2
 
 
-def _canon(stacks: list[ItemStack]) -> tuple[tuple[str, int, tuple[tuple[str, int], ...]], ...]:
-    if len(stacks) <= 1:  # most rolls: nothing to merge or sort
-        return tuple((s.item, s.count, s.enchantments) for s in stacks)
-    merged: dict[tuple[str, tuple[tuple[str, int], ...]], int] = {}
-    for s in stacks:
-        merged[(s.item, s.enchantments)] = merged.get((s.item, s.enchantments), 0) + s.count
-    return tuple(sorted((k[0], c, k[1]) for k, c in merged.items()))
-
-
-def canon_stacks(
-    stacks: list[ItemStack],
-) -> tuple[tuple[str, int, tuple[tuple[str, int], ...]], ...]:
-    return _canon(stacks)
-
-
-def action_signature(action: Action) -> tuple[str, ...]:
-    """The paper's semantic signature: what was acted on, ignoring counts, fuel and places."""
-    a = action.args
-    if action.skill == "craft_grid":
-        grid = a.get("grid") or ()
-        return ("craft_grid", str(a.get("station")), repr(grid))
-    if action.skill == "smelt":
-        return ("smelt", str(a.get("input")), str(a.get("station")))
-    if action.skill == "mine":
-        return ("mine", str(a.get("block")))
-    if action.skill == "attack":
-        return ("attack", str(a.get("target")))
-    if action.skill == "place":
-        return ("place", str(a.get("block")))
-    if action.skill == "enchant":
-        return ("enchant", str(a.get("item")), str(a.get("option")))
-    return (action.skill,)
-
-
 def ranked_tools(rules: RuleSet, block: str, owned: frozenset[str]) -> list[str]:
     """Owned tools fit for a block, best first: those that harvest it, best tier first."""
     tools = rules.game.tools
-    candidates = [
-        t
-        for t in owned
-        if t in tools
-        and (
-            block in tools[t].correct_for
-            or block in rules.block_tags.get(f"mineable/{tools[t].kind}", ())
-        )
-    ]
+    candidates = [t for t in owned if rules.speeds_up(block, t)]
     harvesting = [t for t in candidates if rules.can_harvest(block, t)]
     pool = harvesting or candidates
     return sorted(pool, key=lambda t: (tools[t].tier_level, tools[t].speed, t), reverse=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mirrorcraft.body.body import LazyKeyedRandom, canon_stacks
+from mirrorcraft.body.draws import LazyKeyedRandom, canon_stacks
 from mirrorcraft.body.events import RuleApplication
 from mirrorcraft.rules.ruleset import RuleSet
 

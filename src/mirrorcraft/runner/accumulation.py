@@ -42,9 +42,9 @@ from mirrorcraft.evaluator.tasks import (
     expand_task_selectors,
     get_task,
 )
+from mirrorcraft.runner.execution_spec import ExecutionSpec
 from mirrorcraft.runner.spec import (
     EpisodeCondition,
-    ExecutionSpec,
     ModelSpec,
     episode_seed,
     identity_json,

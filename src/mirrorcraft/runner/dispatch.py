@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mirrorcraft.faults import Fault
-from mirrorcraft.runner.spec import ExecutionSpec
+from mirrorcraft.runner.execution_spec import ExecutionSpec
 
 
 @dataclass

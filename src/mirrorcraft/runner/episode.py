@@ -19,8 +19,7 @@ from mirrorcraft.agents.base import Agent, EpisodeContext, Usage
 from mirrorcraft.agents.plugins import AgentInitError
 from mirrorcraft.backends.base import EpisodeBackend
 from mirrorcraft.backends.sim import SimEpisode, StepOutcome
-from mirrorcraft.body.actions import Action, parse_action
-from mirrorcraft.body.body import action_signature
+from mirrorcraft.body.actions import Action, action_signature, parse_action
 from mirrorcraft.body.config import body_fingerprint
 from mirrorcraft.evaluator.tasks import Task, task_fingerprint
 from mirrorcraft.faults import InfrastructureFault, exception_text

@@ -16,12 +16,12 @@ from typing import Any
 
 from mirrorcraft.faults import Fault, InfrastructureFault, redact
 from mirrorcraft.runner.dispatch import Dispatcher, Entry
+from mirrorcraft.runner.execution_spec import ExecutionSpec
 from mirrorcraft.runner.executor import Job, run_job, run_job_async
 from mirrorcraft.runner.fault_report import component_of
 from mirrorcraft.runner.pool import NOT_STARTED, WorkerPool
 from mirrorcraft.runner.progress import Progress
 from mirrorcraft.runner.records import EpisodeRecord
-from mirrorcraft.runner.spec import ExecutionSpec
 from mirrorcraft.runner.store import ResultStore, given_up_reason, is_episode_timeout
 
 POLL_S = 1.0

@@ -20,8 +20,13 @@ from mirrorcraft.backends.mineflayer.advancements import AdvancementSource, bare
 from mirrorcraft.backends.mineflayer.bridge import BridgeClient
 from mirrorcraft.backends.mineflayer.convert import build_observation, build_result
 from mirrorcraft.backends.sim import StepOutcome
-from mirrorcraft.body.actions import Action, ActionError, parse_action, skill_specs
-from mirrorcraft.body.body import action_signature
+from mirrorcraft.body.actions import (
+    Action,
+    ActionError,
+    action_signature,
+    parse_action,
+    skill_specs,
+)
 from mirrorcraft.body.config import BodyConfig, default_body_config
 from mirrorcraft.body.observation import Budget, Observation, ProgressView
 from mirrorcraft.body.results import DIED, INVALID_ARGS, ActionResult

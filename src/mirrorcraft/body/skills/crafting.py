@@ -7,7 +7,8 @@ from typing import Any
 
 from mirrorcraft.body import results as r
 from mirrorcraft.body.blockstate import AIR_BLOCKS
-from mirrorcraft.body.body import Body, keyed_random
+from mirrorcraft.body.body import Body
+from mirrorcraft.body.draws import keyed_random
 from mirrorcraft.body.enchanting import (
     enchantability,
     is_enchantable,
