@@ -281,3 +281,60 @@ def test_table5_averages_the_tasks_over_the_same_trajectories() -> None:
     # the interval is stratified by task: (p(1-p)/n summed over the tasks) / 2**2
     hw = 1.959964 * math.sqrt((0.25 * 0.75 / 4 + 0.5 * 0.5 / 2) / 4) * 100
     assert sr(100)["yours_hw"] == pytest.approx(hw) and sr(100)["n"] == 6
+
+
+def test_an_unbalanced_run_shows_the_numbers_analyze_shows() -> None:
+    """A partial run (a repetition never rerun, a pair missing in one suite): the Vanilla,
+    Mirror, Hidden and Disclosed columns beside the paper are the ones `analyze` prints, the
+    means over the comparisons of the row's RIE, so Vanilla - Mirror = RIE and Disclosed -
+    Hidden = delta SR there too (they were plain means over every episode: 60.0 beside
+    `analyze`'s 58.3)."""
+    model = "gemini-3.1-flash-lite"
+
+    def eps(world: str, rules: str, scores: list[int], disclosure: str = "hidden") -> list[Any]:
+        return [
+            make_record(world=world, rules=rules, model=model, disclosure=disclosure,
+                        repetition=i, score=s)
+            for i, s in enumerate(scores)
+        ]  # fmt: skip
+
+    recs = (
+        eps("plains-1", "vanilla", [100, 70])
+        + eps("plains-1", "M01", [100, 25])
+        + eps("plains-1", "M01", [100, 100, 25], "disclosed")
+        + eps("plains-2", "vanilla", [100, 100])
+        + eps("plains-2", "M04", [100, 25, 100])
+        + eps("plains-2", "M01", [25])
+        + eps("plains-3", "M01", [100, 100, 100])  # no Vanilla twin
+    )
+    doc = compare(recs, load_reference())
+    summary = summarize(recs)
+    react = next(
+        r
+        for r in summary["configurations"]
+        if r["agent"] == "react" and r["disclosure"] == "hidden"
+    )
+    key = {"configuration": "react", "disclosure": "hidden", "model": "gemini"}
+    row = {q: find(doc, "table2", q, **key) for q in ("vanilla_sr", "mirror_sr", "rie_sr")}
+    assert row["mirror_sr"]["yours"] == pytest.approx(react["mirror"]["sr"])
+    assert row["vanilla_sr"]["yours"] == pytest.approx(react["vanilla"]["sr"])
+    assert row["vanilla_sr"]["yours"] - row["mirror_sr"]["yours"] == pytest.approx(
+        row["rie_sr"]["yours"]
+    )
+    assert find(doc, "table2", "mirror_score", **key)["yours"] == pytest.approx(
+        react["mirror"]["score"]
+    )
+    for suite in summary["suites"]:
+        mirror = find(doc, "table3", "mirror_sr", suite=suite["suite"])
+        assert mirror["yours"] == pytest.approx(suite["mirror"]["sr"]), suite["suite"]
+    split = next(r for r in summary["disclosure"] if r["suite"] == "M01")
+    hidden = find(doc, "table4", "hidden_sr", suite="M01")["yours"]
+    disclosed = find(doc, "table4", "disclosed_sr", suite="M01")["yours"]
+    assert (hidden, disclosed) == (pytest.approx(split["hidden_sr"]), pytest.approx(
+        split["disclosed_sr"]))  # fmt: skip
+    assert disclosed - hidden == pytest.approx(
+        find(doc, "table4", "delta_sr", suite="M01")["yours"]
+    )
+    assert find(doc, "table4", "vanilla_sr", suite="vanilla")["yours"] == pytest.approx(
+        split["vanilla_sr"]
+    )

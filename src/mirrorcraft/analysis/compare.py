@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from mirrorcraft.analysis.estimates import Comparison, side_mean
 from mirrorcraft.analysis.horizon import task_averaged_sr
 from mirrorcraft.analysis.metrics import (
     DISCLOSED,
@@ -86,6 +87,22 @@ def _plain(values: Sequence[float]) -> Yours:
 
 def _estimate(est: Estimate | None) -> Yours:
     return None if est is None else (est.value, est.half_width, est.comparisons)
+
+
+def _side(found: Sequence[Comparison], measure: str, side: str, fallback: Records) -> Yours:
+    """One side's mean over the comparisons of a paired estimate, as ``analyze`` shows it
+    beside the RIE (so Vanilla - Mirror is the RIE), with its exact stratified interval and
+    that side's episodes as n; without any comparison, the mean of ``fallback``'s episodes."""
+    est = side_mean(found, measure, side)
+    if est is None:
+        return _group(fallback, measure, _strata)
+    cells: dict[tuple[object, str | None], int] = {}
+    for c in found:
+        condition, stats = (
+            (c.first, c.first_stats) if side == "first" else (c.second, c.second_stats)
+        )
+        cells[(c.pair, None if condition == VANILLA else c.suite)] = stats.n  # a Vanilla cell once
+    return est.value, est.half_width, sum(cells.values())
 
 
 def _strata(r: EpisodeRecord) -> tuple[str, str]:
@@ -177,11 +194,12 @@ def _table2_row(
     vanilla = [r for r in mine if r.rules == VANILLA and disclosure == HIDDEN]
     mirror = [r for r in mine if r.rules != VANILLA]
     paired = disclosure == HIDDEN
+    found = index.comparisons(VANILLA, HIDDEN, agent=agent, model=model) if paired else []
     values: dict[str, Yours] = {
-        "vanilla_score": _group(vanilla, SCORE, _strata),
-        "vanilla_sr": _group(vanilla, SR, _strata),
-        "mirror_score": _group(mirror, SCORE, _strata),
-        "mirror_sr": _group(mirror, SR, _strata),
+        "vanilla_score": _side(found, SCORE, "first", vanilla),
+        "vanilla_sr": _side(found, SR, "first", vanilla),
+        "mirror_score": _side(found, SCORE, "second", mirror),
+        "mirror_sr": _side(found, SR, "second", mirror),
         "rie_sc": _estimate(rie(index, SCORE, agent=agent, model=model)) if paired else None,
         "rie_sr": _estimate(rie(index, SR, agent=agent, model=model)) if paired else None,
         "actions": _plain([float(r.actions_used) for r in mirror]),
@@ -219,9 +237,10 @@ def _table3(b: Builder, ref: Reference, recs: Records) -> str:
         prow = next((r for r in ref.table("table3").rows if r["suite"] == suite), None)
         chosen = None if suite == POOLED else [suite]
         mirror = [r for r in hidden if r.rules != VANILLA and (chosen is None or r.rules in chosen)]
+        found = index.comparisons(VANILLA, HIDDEN, suites=chosen)
         values = {
-            "mirror_score": _group(mirror, SCORE, _strata),
-            "mirror_sr": _group(mirror, SR, _strata),
+            "mirror_score": _side(found, SCORE, "second", mirror),
+            "mirror_sr": _side(found, SR, "second", mirror),
             "rie_sc": _estimate(rie(index, SCORE, suites=chosen)),
             "rie_sr": _estimate(rie(index, SR, suites=chosen)),
         }
@@ -249,9 +268,12 @@ def _split_rows(
         chosen = None if suite == POOLED else [suite]
         split = disclosure_split(index, SR, suites=chosen, agent="react", model=model)
         picked = [r for r in react if r.rules != VANILLA and (chosen is None or r.rules in chosen)]
+        vh, dh = _split_comparisons(index, chosen, model)
         values: dict[str, Yours] = {
-            "hidden_sr": _group([r for r in picked if r.disclosure == HIDDEN], SR, _strata),
-            "disclosed_sr": _group([r for r in picked if r.disclosure == DISCLOSED], SR, _strata),
+            "hidden_sr": _side(vh, SR, "second", [r for r in picked if r.disclosure == HIDDEN]),
+            "disclosed_sr": _side(
+                dh, SR, "first", [r for r in picked if r.disclosure == DISCLOSED]
+            ),
             "rie_sr": None if split is None else _estimate(split.rie),
             "gap": None if split is None else _estimate(split.gap),
             "delta_sr": None if split is None else _estimate(split.delta),
@@ -273,6 +295,21 @@ def _split_rows(
             )
 
 
+def _split_comparisons(
+    index: PairIndex, suites: list[str] | None, model: str
+) -> tuple[list[Comparison], list[Comparison]]:
+    """ReAct's Vanilla-hidden and disclosed-hidden comparisons of its disclosure split (pairs
+    run in all three conditions), whose sides ``analyze``'s split table shows."""
+    return (
+        index.comparisons(
+            VANILLA, HIDDEN, suites=suites, agent="react", model=model, require=(DISCLOSED,)
+        ),
+        index.comparisons(
+            DISCLOSED, HIDDEN, suites=suites, agent="react", model=model, require=(VANILLA,)
+        ),
+    )
+
+
 def _suites_of(ref_rows: Sequence[Row], recs: Records) -> list[str]:
     paper = [str(r["suite"]) for r in ref_rows if r["suite"] != POOLED]
     yours = {r.rules for r in recs if r.rules != VANILLA and r.disclosure == DISCLOSED}
@@ -282,12 +319,13 @@ def _suites_of(ref_rows: Sequence[Row], recs: Records) -> list[str]:
 def _table4(b: Builder, ref: Reference, recs: Records) -> None:
     table = ref.table("table4")
     react_vanilla = [r for r in recs if r.agent == "react" and r.rules == VANILLA]
+    vh, _dh = _split_comparisons(PairIndex([r for r in recs if r.agent == "react"]), None, ALL)
     b.add(
         "table4",
         {"suite": "vanilla"},
         "vanilla_sr",
         table.vanilla_sr,
-        _group(react_vanilla, SR, _strata),
+        _side(vh, SR, "first", react_vanilla),
         present=(table.vanilla_sr is not None, bool(react_vanilla)),
     )
     cols = {q: q for q in ("hidden_sr", "disclosed_sr", "rie_sr", "gap", "delta_sr")}
