@@ -59,6 +59,7 @@ def test_json_output_keys_are_stable(study_db: Path, capsys: pytest.CaptureFixtu
     doc = json.loads(out)
     assert list(doc) == [
         "schema",
+        "strata",
         "episodes",
         "configurations",
         "suites",
@@ -87,6 +88,42 @@ def test_json_output_keys_are_stable(study_db: Path, capsys: pytest.CaptureFixtu
     }  # fmt: skip
     assert doc["suites"][-1]["suite"] == "pooled"
     assert set(doc["breakdowns"]) == {"task", "biome", "model"}
+
+
+def test_the_reading_of_the_papers_strata_is_an_option(
+    study_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """App. C's intervals are "stratified by model and task" with "30 episodes per cell":
+    the default keeps each configuration its own stratum, ``--strata model-task`` pools the
+    configurations of a model and task. Only estimates that pool configurations move."""
+    docs = {}
+    for strata in ("configuration", "model-task"):
+        code, out, err = run_cli(["analyze", str(study_db), "--json", "--strata", strata], capsys)
+        assert code == 0 and err == ""
+        docs[strata] = json.loads(out)
+        assert docs[strata]["strata"] == strata
+    per_cell, literal = docs["configuration"], docs["model-task"]
+    assert (
+        run_cli(["analyze", str(study_db), "--json"], capsys)[1]
+        == json.dumps(per_cell, indent=1) + "\n"
+    )  # the default is the per-configuration reading
+    widths = [
+        (a["rie_sr_ci"]["half_width"], b["rie_sr_ci"]["half_width"])
+        for a, b in zip(per_cell["suites"], literal["suites"], strict=True)
+    ]
+    # three configurations pooled in every suite row: the literal reading's stratum also
+    # holds the spread between them, so no interval is narrower and some are wider
+    assert all(lit >= cell - 1e-9 for cell, lit in widths)
+    assert any(lit > cell * 1.01 for cell, lit in widths)
+    assert [r["rie_sr"] for r in per_cell["suites"]] == [r["rie_sr"] for r in literal["suites"]]
+    # one configuration and model per row: the two readings are the same strata
+    assert per_cell["configurations"] == literal["configurations"]
+    assert per_cell["within_suite"]["tests"] == literal["within_suite"]["tests"]
+    code, out, _ = run_cli(["analyze", str(study_db), "--strata", "model-task"], capsys)
+    assert code == 0 and "stratified by model and task, configurations pooled" in out
+    with pytest.raises(SystemExit) as exited:
+        run_cli(["analyze", str(study_db), "--strata", "task"], capsys)
+    assert exited.value.code == 2 and "invalid choice: 'task'" in capsys.readouterr().err
 
 
 def test_horizon_table_when_budgets_allow(

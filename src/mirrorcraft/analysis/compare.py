@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from mirrorcraft.analysis.estimates import Comparison, side_mean
+from mirrorcraft.analysis.estimates import CONFIGURATION_STRATA, Comparison, pair_key, side_mean
 from mirrorcraft.analysis.horizon import task_averaged_sr
 from mirrorcraft.analysis.metrics import (
     DISCLOSED,
@@ -89,13 +89,16 @@ def _estimate(est: Estimate | None) -> Yours:
     return None if est is None else (est.value, est.half_width, est.comparisons)
 
 
-def _side(found: Sequence[Comparison], measure: str, side: str, fallback: Records) -> Yours:
+def _side(
+    b: Builder, found: Sequence[Comparison], measure: str, side: str, fallback: Records
+) -> Yours:
     """One side's mean over the comparisons of a paired estimate, as ``analyze`` shows it
     beside the RIE (so Vanilla - Mirror is the RIE), with its exact stratified interval and
-    that side's episodes as n; without any comparison, the mean of ``fallback``'s episodes."""
+    that side's episodes as n; without any comparison, the mean of ``fallback``'s episodes
+    (stratified by the same reading)."""
     est = side_mean(found, measure, side)
     if est is None:
-        return _group(fallback, measure, _strata)
+        return _group(fallback, measure, lambda r: pair_key(r).stratum_of(b.strata))
     cells: dict[tuple[object, str | None], int] = {}
     for c in found:
         condition, stats = (
@@ -106,7 +109,7 @@ def _side(found: Sequence[Comparison], measure: str, side: str, fallback: Record
 
 
 def _strata(r: EpisodeRecord) -> tuple[str, str]:
-    """The paper's strata: model and task."""
+    """Model and task: the strata of one configuration's cell (``_group`` in the text rows)."""
     return (r.model, r.task)
 
 
@@ -114,8 +117,10 @@ def _strata(r: EpisodeRecord) -> tuple[str, str]:
 
 
 class Builder:
-    def __init__(self) -> None:
+    def __init__(self, strata: str = CONFIGURATION_STRATA) -> None:
         self.rows: list[dict[str, Any]] = []
+        self.strata = strata
+        """The strata reading of the intervals and tests (``estimates.STRATA``)."""
 
     def add(
         self,
@@ -176,7 +181,7 @@ def _table2(b: Builder, ref: Reference, recs: Records) -> None:
     groups: dict[tuple[str, str, str], list[EpisodeRecord]] = defaultdict(list)
     for r in recs:
         groups[(r.agent, r.disclosure, r.model)].append(r)
-    index = PairIndex([r for r in recs if r.disclosure == HIDDEN])
+    index = PairIndex([r for r in recs if r.disclosure == HIDDEN], b.strata)
     paper_keys = set()
     for prow in ref.table("table2").rows:
         key = (str(prow["configuration"]), str(prow["disclosure"]), str(prow["model"]))
@@ -196,10 +201,10 @@ def _table2_row(
     paired = disclosure == HIDDEN
     found = index.comparisons(VANILLA, HIDDEN, agent=agent, model=model) if paired else []
     values: dict[str, Yours] = {
-        "vanilla_score": _side(found, SCORE, "first", vanilla),
-        "vanilla_sr": _side(found, SR, "first", vanilla),
-        "mirror_score": _side(found, SCORE, "second", mirror),
-        "mirror_sr": _side(found, SR, "second", mirror),
+        "vanilla_score": _side(b, found, SCORE, "first", vanilla),
+        "vanilla_sr": _side(b, found, SR, "first", vanilla),
+        "mirror_score": _side(b, found, SCORE, "second", mirror),
+        "mirror_sr": _side(b, found, SR, "second", mirror),
         "rie_sc": _estimate(rie(index, SCORE, agent=agent, model=model)) if paired else None,
         "rie_sr": _estimate(rie(index, SR, agent=agent, model=model)) if paired else None,
         "actions": _plain([float(r.actions_used) for r in mirror]),
@@ -232,15 +237,15 @@ def _suites(ref: Reference, recs: Records) -> list[str]:
 
 def _table3(b: Builder, ref: Reference, recs: Records) -> str:
     hidden, scope = _pooled_hidden(ref, recs)
-    index = PairIndex(hidden)
+    index = PairIndex(hidden, b.strata)
     for suite in _suites(ref, recs):
         prow = next((r for r in ref.table("table3").rows if r["suite"] == suite), None)
         chosen = None if suite == POOLED else [suite]
         mirror = [r for r in hidden if r.rules != VANILLA and (chosen is None or r.rules in chosen)]
         found = index.comparisons(VANILLA, HIDDEN, suites=chosen)
         values = {
-            "mirror_score": _side(found, SCORE, "second", mirror),
-            "mirror_sr": _side(found, SR, "second", mirror),
+            "mirror_score": _side(b, found, SCORE, "second", mirror),
+            "mirror_sr": _side(b, found, SR, "second", mirror),
             "rie_sc": _estimate(rie(index, SCORE, suites=chosen)),
             "rie_sr": _estimate(rie(index, SR, suites=chosen)),
         }
@@ -262,7 +267,7 @@ def _split_rows(
 ) -> None:
     """ReAct's hidden/disclosed SR and the split RIE = Gap + delta SR, per suite and pooled."""
     react = [r for r in recs if r.agent == "react" and (model == ALL or r.model == model)]
-    index = PairIndex(react)
+    index = PairIndex(react, b.strata)
     for suite in _suites_of(ref_rows, react):
         prow = next((r for r in ref_rows if r["suite"] == suite), None)
         chosen = None if suite == POOLED else [suite]
@@ -270,9 +275,9 @@ def _split_rows(
         picked = [r for r in react if r.rules != VANILLA and (chosen is None or r.rules in chosen)]
         vh, dh = _split_comparisons(index, chosen, model)
         values: dict[str, Yours] = {
-            "hidden_sr": _side(vh, SR, "second", [r for r in picked if r.disclosure == HIDDEN]),
+            "hidden_sr": _side(b, vh, SR, "second", [r for r in picked if r.disclosure == HIDDEN]),
             "disclosed_sr": _side(
-                dh, SR, "first", [r for r in picked if r.disclosure == DISCLOSED]
+                b, dh, SR, "first", [r for r in picked if r.disclosure == DISCLOSED]
             ),
             "rie_sr": None if split is None else _estimate(split.rie),
             "gap": None if split is None else _estimate(split.gap),
@@ -319,13 +324,15 @@ def _suites_of(ref_rows: Sequence[Row], recs: Records) -> list[str]:
 def _table4(b: Builder, ref: Reference, recs: Records) -> None:
     table = ref.table("table4")
     react_vanilla = [r for r in recs if r.agent == "react" and r.rules == VANILLA]
-    vh, _dh = _split_comparisons(PairIndex([r for r in recs if r.agent == "react"]), None, ALL)
+    vh, _dh = _split_comparisons(
+        PairIndex([r for r in recs if r.agent == "react"], b.strata), None, ALL
+    )
     b.add(
         "table4",
         {"suite": "vanilla"},
         "vanilla_sr",
         table.vanilla_sr,
-        _side(vh, SR, "first", react_vanilla),
+        _side(b, vh, SR, "first", react_vanilla),
         present=(table.vanilla_sr is not None, bool(react_vanilla)),
     )
     cols = {q: q for q in ("hidden_sr", "disclosed_sr", "rie_sr", "gap", "delta_sr")}
@@ -344,7 +351,7 @@ def _table10(b: Builder, ref: Reference, recs: Records) -> None:
 
 def _table11(b: Builder, ref: Reference, recs: Records) -> None:
     hidden, _scope = _pooled_hidden(ref, recs)
-    index = PairIndex(hidden)
+    index = PairIndex(hidden, b.strata)
     rows = ref.table("table11").rows
     for suite in _suites(ref, recs):
         prow = next((r for r in rows if r["suite"] == suite), None)
@@ -411,7 +418,7 @@ def _table5(b: Builder, ref: Reference, recs: Records) -> None:
 def _tests(
     b: Builder, ref: Reference, recs: Records, threshold: float, tasks: Sequence[str]
 ) -> None:
-    index = PairIndex(recs)
+    index = PairIndex(recs, b.strata)
     within = within_suite_section(recs, index, threshold, tasks)["tests"]
     _, disclosure_tests = disclosure_section(recs, index)
     yours: dict[tuple[str, str, str], Row] = {}
@@ -483,14 +490,16 @@ def compare(
     *,
     threshold: float = 50.0,
     compared_tasks: Sequence[str] = ("iron_armor", "diamond"),
+    strata: str = CONFIGURATION_STRATA,
 ) -> dict[str, Any]:
-    """Every published quantity beside yours (see the module docstring).
+    """Every published quantity beside yours (see the module docstring); ``strata`` is the
+    reading of the paper's strata that your intervals use (``estimates.STRATA``).
 
     Control agents (the oracle, given the rules in force) are left out, as in ``summarize``:
     they are none of the configurations the paper's tables pool, nor members of a compared set.
     """
     recs, names = relabel([r for r in records if not is_control(r)], reference)
-    b = Builder()
+    b = Builder(strata)
     _table2(b, reference, recs)
     scope = _table3(b, reference, recs)
     _table4(b, reference, recs)
@@ -505,6 +514,7 @@ def compare(
     inside = [r["paper_in_ci"] for r in b.rows if r["paper_in_ci"] is not None]
     return {
         "schema": COMPARE_SCHEMA,
+        "strata": strata,
         "reference": reference.source.model_dump(),
         "model_families": names,
         "scope": {"table3": scope, "table11": scope},

@@ -34,6 +34,15 @@ from mirrorcraft.runner.records import EpisodeRecord
 SR = "sr"
 SCORE = "score"
 
+CONFIGURATION_STRATA = "configuration"
+"""A stratum is one model, task, configuration and budget (the default: "30 episodes per
+cell", App. C): an estimate that pools configurations keeps each its own stratum."""
+MODEL_TASK_STRATA = "model-task"
+"""A stratum is one model, task and budget, whatever the configuration ("stratified by model
+and task", read literally): pooled configurations share one binomial variance, which then
+also holds the spread between them."""
+STRATA = (CONFIGURATION_STRATA, MODEL_TASK_STRATA)
+
 ONE_EPISODE = "a cell with one episode"
 BOUNDARY = "a cell with SR 0% or 100%"
 NO_SPREAD = "a cell whose episodes all have the same Score"
@@ -52,6 +61,12 @@ class PairKey(NamedTuple):
     def stratum(self) -> tuple[str, str, str, int]:
         """The pair without its world: the unit whose episodes share one variance term."""
         return (self.model, self.task, self.agent, self.budget)
+
+    def stratum_of(self, strata: str) -> tuple[str | int, ...]:
+        """The pair's stratum under one reading of the paper's strata (``STRATA``)."""
+        if strata == MODEL_TASK_STRATA:
+            return (self.model, self.task, self.budget)
+        return self.stratum
 
 
 def pair_key(record: EpisodeRecord) -> PairKey:
@@ -133,6 +148,8 @@ class Comparison:
     first_stats: CellStats
     second: str
     second_stats: CellStats
+    stratum: tuple[str | int, ...] = ()
+    """The pair's variance stratum (``PairKey.stratum_of``); empty: ``pair.stratum``."""
 
 
 @dataclass(frozen=True)
@@ -188,8 +205,8 @@ def value(estimate: Estimate | None) -> float | None:
     return None if estimate is None else estimate.value
 
 
-def _stratum_key(pair: PairKey, condition: str, suite: str) -> tuple[object, ...]:
-    return (pair.stratum, condition, None if condition == VANILLA else suite)
+def _stratum_key(c: Comparison, condition: str) -> tuple[object, ...]:
+    return (c.stratum or c.pair.stratum, condition, None if condition == VANILLA else c.suite)
 
 
 def contrast(comparisons: Sequence[Comparison], measure: str) -> Estimate | None:
@@ -227,7 +244,7 @@ def _weighted(
         ):
             if sign == 0.0:
                 continue
-            key = _stratum_key(c.pair, condition, c.suite)
+            key = _stratum_key(c, condition)
             coef[key][c.pair] += sign / n
             cells[key][c.pair] = stats
     parts: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])

@@ -20,8 +20,10 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from mirrorcraft.analysis.estimates import (
+    CONFIGURATION_STRATA,
     SCORE,
     SR,
+    STRATA,
     CellStats,
     Comparison,
     Estimate,
@@ -69,7 +71,12 @@ ALL = "all"
 class PairIndex:
     """Episodes grouped by pair and condition, for building comparisons quickly."""
 
-    def __init__(self, records: Iterable[EpisodeRecord]) -> None:
+    def __init__(
+        self, records: Iterable[EpisodeRecord], strata: str = CONFIGURATION_STRATA
+    ) -> None:
+        if strata not in STRATA:
+            raise ValueError(f"strata must be one of {', '.join(STRATA)}, got {strata!r}")
+        self.strata = strata
         vanilla: dict[PairKey, list[EpisodeRecord]] = defaultdict(list)
         mirror: dict[tuple[PairKey, str, str], list[EpisodeRecord]] = defaultdict(list)
         for r in records:
@@ -127,7 +134,9 @@ class PairIndex:
                     continue
                 if any(self.side(pair, suite, c) is None for c in require):
                     continue
-                out.append(Comparison(pair, suite, first, one, second, two))
+                out.append(
+                    Comparison(pair, suite, first, one, second, two, pair.stratum_of(self.strata))
+                )
         return out
 
     def cells(

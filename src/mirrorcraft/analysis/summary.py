@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mirrorcraft.analysis.accumulation import accumulation_summary
-from mirrorcraft.analysis.estimates import contrast, side_mean
+from mirrorcraft.analysis.estimates import CONFIGURATION_STRATA, contrast, side_mean
 from mirrorcraft.analysis.horizon import horizon_section
 from mirrorcraft.analysis.metrics import (
     HIDDEN,
@@ -222,7 +222,7 @@ def _suites(hidden: Sequence[EpisodeRecord], index: PairIndex) -> list[Row]:
 
 
 def _breakdown(
-    hidden: Sequence[EpisodeRecord], attr: str, order: Callable[[str], Any]
+    hidden: Sequence[EpisodeRecord], attr: str, order: Callable[[str], Any], strata: str
 ) -> list[Row]:
     groups: dict[str, list[EpisodeRecord]] = defaultdict(list)
     for r in hidden:
@@ -230,7 +230,7 @@ def _breakdown(
     rows: list[Row] = []
     for group in sorted(groups, key=order):
         rs = groups[group]
-        index = PairIndex(rs)
+        index = PairIndex(rs, strata)
         vanilla = [r for r in rs if r.rules == VANILLA]
         mirror = [r for r in rs if r.rules != VANILLA]
         rows.append({"group": group, **paired_fields(index, vanilla, mirror), **rie_fields(index)})
@@ -274,8 +274,12 @@ def summarize(
     excluded: dict[str, int] | None = None,
     invalid: Sequence[dict[str, str]] = (),
     train_records: Sequence[EpisodeRecord] = (),
+    strata: str = CONFIGURATION_STRATA,
 ) -> dict[str, Any]:
     """Every table of the paper that the records allow, as one JSON-ready dictionary.
+
+    ``strata`` says which reading of the paper's "stratified by model and task" the
+    intervals and tests use (``estimates.STRATA``; ``docs/analysis.md``).
 
     ``excluded`` counts the infrastructure records left out and ``invalid`` lists the
     inconsistent ones (both from ``load_results``). ``train_records`` are the training
@@ -285,19 +289,20 @@ def summarize(
     usage = usage_section(records, train_records)
     controls = [r for r in records if is_control(r)]
     records = [r for r in records if not is_control(r)]
-    index = PairIndex(records)
+    index = PairIndex(records, strata)
     hidden = [r for r in records if r.disclosure == HIDDEN]
-    hidden_index = PairIndex(hidden)
+    hidden_index = PairIndex(hidden, strata)
     disclosure, disclosure_tests = disclosure_section(records, index)
     return {
         "schema": SUMMARY_SCHEMA,
+        "strata": strata,
         "episodes": _counts(records, controls, excluded or {}, invalid),
         "configurations": _configurations(records, index),
         "suites": _suites(hidden, hidden_index),
         "breakdowns": {
-            "task": _breakdown(hidden, "task", task_order),
-            "biome": _breakdown(hidden, "biome", biome_order),
-            "model": _breakdown(hidden, "model", str),
+            "task": _breakdown(hidden, "task", task_order, strata),
+            "biome": _breakdown(hidden, "biome", biome_order, strata),
+            "model": _breakdown(hidden, "model", str, strata),
         },
         "configuration_suites": _configuration_suites(hidden, hidden_index),
         "disclosure": disclosure,

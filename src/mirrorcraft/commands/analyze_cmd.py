@@ -37,6 +37,15 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
         " spec checkpoints for a results database, else 100,150,200)",
     )
     p.add_argument(
+        "--strata",
+        choices=("configuration", "model-task"),
+        default="configuration",
+        help="strata of the 95%% intervals and Cochran's Q: one per model, task and "
+        "configuration (default; the paper's '30 episodes per cell'), or one per model and task "
+        "whatever the configuration (its 'stratified by model and task' read literally; wider "
+        "intervals where configurations are pooled)",
+    )
+    p.add_argument(
         "--allow-empty",
         action="store_true",
         help="accept results without any evaluation episode (otherwise an error)",
@@ -154,6 +163,7 @@ def load(args: argparse.Namespace) -> tuple[LoadedResults, dict[str, Any]]:
         excluded=loaded.excluded,
         invalid=[i.to_json() for i in loaded.invalid],
         train_records=train,
+        strata=args.strata,
     )
     note_unfinished(summary, args.results, (r.episode_id for r in loaded.records))
     from mirrorcraft.analysis.usage import note_fault_attempts
@@ -208,7 +218,7 @@ def comparison(args: argparse.Namespace, loaded: LoadedResults) -> dict[str, Any
         reference = load_reference(name)
     except ReferenceDataError as exc:
         raise UserError(str(exc)) from None
-    return compare(loaded.records, reference, threshold=args.threshold)
+    return compare(loaded.records, reference, threshold=args.threshold, strata=args.strata)
 
 
 def compare_report(loaded: LoadedResults, doc: dict[str, Any]) -> str:

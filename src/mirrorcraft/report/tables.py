@@ -350,7 +350,13 @@ def intervals(s: Summary) -> Table | None:
         notes.append(DEGENERATE_NOTE)
     return Table(
         "intervals",
-        "Estimates with 95% intervals (binomial, stratified by model, task and configuration)",
+        "Estimates with 95% intervals (binomial, stratified by "
+        + (
+            "model and task, configurations pooled"
+            if s.get("strata") == "model-task"
+            else "model, task and configuration"
+        )
+        + ")",
         cols,
         rows,
         notes=notes,
