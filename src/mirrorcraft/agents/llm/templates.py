@@ -71,8 +71,10 @@ with any change that alters a prompt other than a template file's text (the rend
 the observation block's fields, the skill listing's format): it is recorded with each
 episode's template hashes (``prompt_hashes``), and the analysis refuses to pool episodes of
 one configuration whose prompts were built differently. ``tests/fixtures/prompt_version.json``
-pins it with the prompt digest (``python -m tests.perf_reference --write`` refuses a changed
-digest under an unchanged version).
+pins it with a prompt digest per configuration (``tests/fixtures/llm_prompts.json``: every
+configuration that calls a model; ``python -m tests.perf_reference --write`` refuses a
+configuration's changed digest under an unchanged version, unless its template files or the
+simulator version changed).
 
 1: prompts as built before the version was recorded (a record naming the observation template
 without a ``prompt_version`` counts as 1: ``EpisodeRecord.prompt_hashes``).
