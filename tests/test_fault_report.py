@@ -132,3 +132,21 @@ def test_an_endpoint_answering_what_is_not_a_chat_completion_is_told_to_check_it
     assert "server: it answered 2xx with a body that is not a chat completion" in text
     assert "check that base_url is the API's root" in text
     assert "check its logs" in advice("server", "HTTP 500")
+
+
+def test_a_model_calls_timeout_names_the_endpoint_and_the_call_limit() -> None:
+    """A model call that timed out was advised "raise client.timeout_s or
+    execution.episode_timeout_s": the episode's limit has nothing to do with one call's. The
+    advice now names the endpoint and the model's own per-call setting."""
+    message = (
+        "model 'm' at h:1 still failing after 1 attempt(s); last error: timeout (no complete "
+        "answer within 0.3 s)"
+    )
+    text = fault_table(group_faults([("timeout", "'m' at h:1", message, "e")]))
+    todo = text[text.index("What to do:") :]
+    assert "the model endpoint 'm' at h:1 gave no complete answer" in todo
+    assert "that model's client.timeout_s" in todo and "episode_timeout_s" not in todo
+    # The episode's own limit keeps its advice.
+    assert "raise execution.episode_timeout_s" in advice(
+        "timeout", "the episode ran past its limit of 5 s"
+    )

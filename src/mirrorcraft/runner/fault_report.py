@@ -29,9 +29,23 @@ INTERNAL_ERROR = "internal error: "
 """How a worker fault for a Python exception in the harness begins (``runner.executor``)."""
 
 
-def advice(kind: str, message: str) -> str:
+MODEL_CALL = "model "
+"""How the message of a model call that failed for good begins (``llm.base.LLMUnavailable``:
+"model 'name' at host ...")."""
+
+
+def advice(kind: str, message: str, component: str = "") -> str:
     """What to do about a fault: by kind, and for a timeout or a worker fault by what the
-    message says happened (an exception is not memory; a killed process may be)."""
+    message says happened (an exception is not memory; a killed process may be). A model
+    call's timeout names the endpoint (``component``) and the setting that limits one call."""
+    if kind == "timeout" and message.startswith(MODEL_CALL):
+        endpoint = f"the model endpoint {component}" if component else "the model endpoint"
+        return (
+            f"{endpoint} gave no complete answer within one call's time limit (that model's "
+            "client.timeout_s in the spec, 60 s unless set; the message says the limit and "
+            "how many attempts were made): raise it for that model if it needs longer, or "
+            "check the endpoint's load, then rerun the same command"
+        )
     if kind == "timeout" and message.startswith("the episode ran past its "):
         return (
             "the episode ran past its wall-clock limit (its agent stuck, or a backend or "
@@ -127,7 +141,7 @@ def fault_table(groups: Sequence[FaultGroup]) -> str:
     for g, row in zip(groups, rows, strict=True):
         cells = "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
         lines.append(f"{cells}  {_clip(g.last_message)}")
-    todo = dict.fromkeys((g.kind, advice(g.kind, g.last_message)) for g in groups)
+    todo = dict.fromkeys((g.kind, advice(g.kind, g.last_message, g.component)) for g in groups)
     lines.append("What to do:")
     lines += [f"  {kind}: {what}" for kind, what in todo]
     return "\n".join(lines)
