@@ -48,9 +48,11 @@ def spec_doc(name: str = "plugin", **changes: Any) -> dict[str, Any]:
 
 
 def mc(*args: str, path: list[Path] | None = None, timeout: float = 300) -> Any:
-    """``mirrorcraft ARGS`` in a subprocess with ``path`` on PYTHONPATH."""
+    """``mirrorcraft ARGS`` in a subprocess with ``path`` on PYTHONPATH (then the sources of the
+    mirrorcraft these tests import, so a checkout not installed runs its own code)."""
     env = {**os.environ}
-    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in (path or [EXAMPLE]))
+    own = Path(plugins.__file__).resolve().parents[2]
+    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in (*(path or [EXAMPLE]), own))
     return subprocess.run(
         [sys.executable, "-m", "mirrorcraft.cli", *args],
         capture_output=True,
@@ -201,6 +203,11 @@ def test_a_newer_version_of_the_agent_refuses_to_resume(tmp_path: Path) -> None:
     ("agents", "message"),
     [
         ([{"name": GREEDY, "options": {"logs": 99}}], "logs must be a whole number"),
+        # Named by its label, as the spec and the tables name it, not by its import path.
+        (
+            [{"name": GREEDY, "label": "greedy-a", "options": {"logs": 99}}],
+            "agent 'greedy-a': invalid options: logs must be a whole number",
+        ),
         ([{"name": GREEDY, "options": {"depth": 1}}], "unknown option 'depth'"),
         ([{"name": "nosuch.module:Agent"}], "cannot import module 'nosuch.module'"),
         ([{"name": "my_agent.greedy:Nope"}], "has no 'Nope'"),

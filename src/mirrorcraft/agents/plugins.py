@@ -232,30 +232,34 @@ def _on_event_loop(agent: Any) -> bool:
     return bool(getattr(agent, "uses_model", False) or getattr(agent, "run_in_event_loop", False))
 
 
-def check_options(name: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The options after the agent's own ``validate_options`` (a ``PluginError`` when refused)."""
+def check_options(
+    name: str, options: Mapping[str, Any] | None, label: str | None = None
+) -> dict[str, Any]:
+    """The options after the agent's own ``validate_options`` (a ``PluginError`` when refused,
+    naming the agent by the spec's ``label`` when it has one, as the spec and tables do)."""
     given = dict(options or {})
+    who = label or name
     if is_remote(name):
         from mirrorcraft.agents.remote.agent import remote_options
 
         try:
             return remote_options(given)
         except ValueError as exc:
-            raise PluginError(f"agent {name!r}: invalid options: {exc}") from None
+            raise PluginError(f"agent {who!r}: invalid options: {exc}") from None
     cls = resolve(name).cls
     check = getattr(cls, "validate_options", None)
     if check is None:
         if given:
             raise PluginError(
-                f"agent {name!r} takes no options ({cls.__name__} defines no validate_options)"
+                f"agent {who!r} takes no options ({cls.__name__} defines no validate_options)"
             )
         return {}
     try:
         checked = check(given)
     except Exception as exc:  # the agent's own words for what is wrong
-        raise PluginError(f"agent {name!r}: invalid options: {exc}") from None
+        raise PluginError(f"agent {who!r}: invalid options: {exc}") from None
     if not isinstance(checked, Mapping):
-        raise PluginError(f"agent {name!r}: validate_options must return a mapping")
+        raise PluginError(f"agent {who!r}: validate_options must return a mapping")
     return dict(checked)
 
 
@@ -507,7 +511,7 @@ def build_plugin(
     ``in_episode``, it is the episode's outcome: the agent returned raises it from ``start``
     (``AgentInitError``), and the record says ``in __init__: ...``, never a dead worker."""
     cls = resolve(name).cls
-    checked = check_options(name, options)
+    checked = check_options(name, options, agent_id)
     given = client if uses_model(name) else None
     try:
         inner = cls(options=checked) if hasattr(cls, "validate_options") else cls()

@@ -237,7 +237,7 @@ def _check_agent_options(entry: AgentEntry) -> None:
                     options=dict(entry.options),
                 )  # fmt: skip
         elif is_remote(entry.name):
-            check_options(entry.name, entry.options)
+            check_options(entry.name, entry.options, entry.id)
         else:
             build_plugin(entry.name, entry.id, entry.options)
     except (PluginError, UnknownAgentError) as exc:
