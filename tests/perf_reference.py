@@ -263,7 +263,7 @@ def prompt_refusal(
     the same template files is refused: its prompts are built differently, so
     ``PROMPT_VERSION`` must be raised. A changed template file accepts it (its digest is in
     the records, which tell the two apart already), and so does a raised
-    simulator version accepts the change (the observations in the prompts follow the
+    simulator version (the observations in the prompts follow the
     simulator's behaviour; its records are already told apart by the body fingerprint), and so
     does ``mock_replies_changed`` (only the offline mock planner's replies changed, which steer
     the episodes the digests follow; no prompt is built differently). A configuration new to
