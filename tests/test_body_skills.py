@@ -138,6 +138,51 @@ def test_fuel_burned_without_finishing_one_item_is_not_reported_as_no_fuel_owned
     assert ep.body.inventory.total("stick") == 0
 
 
+def test_smelt_burns_surplus_input_as_fuel_but_never_what_it_smelts() -> None:
+    # In the game the fuel slot takes a log while logs cook into charcoal. Until simulator
+    # version 6, with only logs owned, `smelt input=oak_log` failed no_fuel. A log burns 300
+    # ticks and a charcoal needs 200: 4 logs, 2 smelted, burn the other 2.
+    ep = episode(inventory={"oak_log": 4, "furnace": 1})
+    assert act(ep, "place", block="furnace").result.ok
+    out = act(ep, "smelt", input="oak_log", count=2).result
+    assert out.ok, out.message
+    assert (out.details["processed"], out.details["fuel"]) == (2, {"oak_log": 2})
+    assert out.consumed == {"oak_log": 4} and out.produced == {"charcoal": 2}
+    assert ep.body.inventory.total("oak_log") == 0
+    # The surplus runs out after one item: the log kept for the second is not burned.
+    ep = episode(inventory={"oak_log": 3, "furnace": 1})
+    act(ep, "place", block="furnace")
+    out = act(ep, "smelt", input="oak_log", count=2).result
+    assert out.ok and (out.details["processed"], out.details["fuel"]) == (1, {"oak_log": 1})
+    assert "fuel ran out after 1" in out.message
+    assert ep.body.inventory.total("oak_log") == 1
+    assert ep.body.inventory.total("charcoal") == 1
+
+
+def test_smelt_burns_other_fuel_before_surplus_input_and_needs_a_surplus() -> None:
+    ep = episode(inventory={"oak_log": 2, "furnace": 1})
+    act(ep, "place", block="furnace")
+    out = act(ep, "smelt", input="oak_log", count=2).result
+    assert out.reason == r.NO_FUEL and out.details["fuel_used"] == {}
+    assert "the 2 oak_log are all to be smelted" in out.message
+    assert ep.body.inventory.total("oak_log") == 2
+    # A stick (100 ticks) goes in first, then one surplus log (300): 400 ticks, 2 items.
+    ep = episode(inventory={"oak_log": 3, "stick": 1, "furnace": 1})
+    act(ep, "place", block="furnace")
+    out = act(ep, "smelt", input="oak_log", count=2).result
+    assert out.ok and (out.details["processed"], out.details["fuel"]) == (
+        2,
+        {"oak_log": 1, "stick": 1},
+    )
+    assert out.consumed == {"oak_log": 3, "stick": 1}
+    # With coal owned no log is burned.
+    ep = episode(inventory={"oak_log": 5, "coal": 1, "furnace": 1})
+    act(ep, "place", block="furnace")
+    out = act(ep, "smelt", input="oak_log", count=2).result
+    assert (out.details["processed"], out.details["fuel"]) == (2, {"coal": 1})
+    assert ep.body.inventory.total("oak_log") == 3
+
+
 def test_a_lit_furnace_burns_its_fuel_down_while_the_body_waits() -> None:
     # One coal is 1600 ticks of fire; the first ingot takes 200 of them. In the game the
     # other 1400 burn on whether or not anything cooks: after waiting 1300 ticks there is

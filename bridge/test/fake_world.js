@@ -133,11 +133,11 @@ class FakeWorld {
     this.inv = { ...inventory }
     this.enchanted = []
     this.stations = stations // block name -> true
-    const names = ['raw_iron', 'iron_nugget', 'iron_ingot', 'coal', 'oak_planks', 'stick', 'dirt', 'iron_pickaxe', 'lapis_lazuli', 'book', 'oak_log', 'barrier']
+    const names = ['raw_iron', 'iron_nugget', 'iron_ingot', 'coal', 'oak_planks', 'stick', 'dirt', 'iron_pickaxe', 'lapis_lazuli', 'book', 'oak_log', 'barrier', 'charcoal']
     const items = names.map((name, id) => ({ name, id }))
     this.registry = { items, itemsByName: Object.fromEntries(items.map(i => [i.name, { ...i, maxDurability: name(i) }])) }
     function name (i) { return i.name.endsWith('pickaxe') ? 250 : undefined }
-    this.config = { limits: LIMITS, fuel_ticks: { coal: 1600, oak_planks: 300, stick: 100 }, fuel_order: ['coal', 'oak_planks', 'stick'], tools: ['iron_pickaxe'], body: { station_radius: 32, facilities: ['furnace', 'crafting_table'] }, markers: ['barrier'] }
+    this.config = { limits: LIMITS, fuel_ticks: { coal: 1600, charcoal: 1600, oak_planks: 300, oak_log: 300, stick: 100 }, fuel_order: ['coal', 'charcoal', 'oak_planks', 'oak_log', 'stick'], tools: ['iron_pickaxe'], body: { station_radius: 32, facilities: ['furnace', 'crafting_table'] }, markers: ['barrier'] }
     this.body = this.config.body
     this.furnace = new FakeFurnace(this, cook, cookTicks)
     this.table = new FakeTable(this, offers, enchantResult)

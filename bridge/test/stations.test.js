@@ -44,6 +44,51 @@ test('fuel burned without finishing one item says so, not that no fuel was owned
   assert.strictEqual(w.count('raw_iron'), 1) // the input came back
 })
 
+const charcoal = (input) => (input === 'oak_log' ? { name: 'charcoal', count: 1 } : null)
+
+test('smelting logs burns the surplus logs as fuel, never the logs it smelts (as the embedded body)', async () => {
+  // A log burns 300 ticks and a charcoal needs 200: 4 logs, 2 smelted, the other 2 burned.
+  let w = new FakeWorld({ inventory: { oak_log: 4 }, stations: { furnace: true }, cook: charcoal })
+  let r = await smelt(w, { input: 'oak_log', station: 'furnace', count: 2 })
+  w.stop()
+  assert.strictEqual(r.ok, true, r.message)
+  assert.deepStrictEqual(r.details, { processed: 2, fuel: { oak_log: 2 } })
+  assert.deepStrictEqual(r.consumed, { oak_log: 4 })
+  assert.deepStrictEqual(w.totals(), { charcoal: 2 })
+  // 3 logs, 2 to smelt: one surplus log, fire for 1.5 items; the kept log comes back.
+  w = new FakeWorld({ inventory: { oak_log: 3 }, stations: { furnace: true }, cook: charcoal })
+  r = await smelt(w, { input: 'oak_log', station: 'furnace', count: 2 })
+  w.stop()
+  assert.strictEqual(r.ok, true, r.message)
+  assert.deepStrictEqual(r.details, { processed: 1, fuel: { oak_log: 1 } })
+  assert.match(r.message, /fuel ran out after 1/)
+  assert.deepStrictEqual(w.totals(), { charcoal: 1, oak_log: 1 })
+})
+
+test('other fuel burns before surplus input, and no surplus is no_fuel with the input kept', async () => {
+  let w = new FakeWorld({ inventory: { oak_log: 2 }, stations: { furnace: true }, cook: charcoal })
+  let r = await smelt(w, { input: 'oak_log', station: 'furnace', count: 2 })
+  w.stop()
+  assert.strictEqual(r.reason, 'no_fuel')
+  assert.deepStrictEqual(r.details.fuel_used, {})
+  assert.match(r.message, /the 2 oak_log are all to be smelted/)
+  assert.deepStrictEqual(w.totals(), { oak_log: 2 })
+  // A plank (300 ticks) first, then one surplus log once the plank is burning.
+  w = new FakeWorld({ inventory: { oak_log: 3, oak_planks: 1 }, stations: { furnace: true }, cook: charcoal })
+  r = await smelt(w, { input: 'oak_log', station: 'furnace', count: 2 })
+  w.stop()
+  assert.strictEqual(r.ok, true, r.message)
+  assert.deepStrictEqual(r.details, { processed: 2, fuel: { oak_log: 1, oak_planks: 1 } })
+  assert.deepStrictEqual(r.consumed, { oak_log: 3, oak_planks: 1 })
+  assert.deepStrictEqual(w.totals(), { charcoal: 2 })
+  // With coal owned no log is burned.
+  w = new FakeWorld({ inventory: { oak_log: 5, coal: 1 }, stations: { furnace: true }, cook: charcoal })
+  r = await smelt(w, { input: 'oak_log', station: 'furnace', count: 2 })
+  w.stop()
+  assert.deepStrictEqual(r.details, { processed: 2, fuel: { coal: 1 } })
+  assert.deepStrictEqual(w.totals(), { charcoal: 2, oak_log: 3 })
+})
+
 test('smelting failure reasons: missing item, no station, no fuel, unknown item', async () => {
   const base = { stations: { furnace: true }, cook: nuggets }
   assert.strictEqual((await smelt(new FakeWorld({ ...base, inventory: { raw_iron: 1 } }), { input: 'raw_iron', station: 'furnace', count: 2 })).reason, 'missing_item')

@@ -92,14 +92,45 @@ async function takeOutput (w, furnace, ms) {
   await withTimeout(w.bot.clickWindow(2, 0, 1), ms, 'taking the furnace output')
 }
 
-function fuelOrder (w, exclude) {
+// Whether the body burns an owned item: a fuel, and not a tool or facility unless the
+// body's fuel order names it (as the embedded body's _fuel_order).
+function burnable (w, name) {
   const ticks = w.config.fuel_ticks || {}
-  const owned = [...new Set(w.slots().map(i => i.name))].filter(n => n !== exclude && ticks[n] > 0).sort()
+  if (!(ticks[name] > 0)) return false
+  if ((w.config.fuel_order || []).includes(name)) return true
+  return !(w.config.tools || []).includes(name) && !(w.body.facilities || []).includes(name)
+}
+
+// The owned fuels smelt may burn, first choice first: other fuels in the body's order
+// (fuel_order, then the rest by name), then the input itself, but only its surplus (owned
+// units beyond the count being smelted), as the embedded body chooses.
+function fuelOrder (w, item, count) {
+  const owned = [...new Set(w.slots().map(i => i.name))].filter(n => burnable(w, n)).sort()
   const ranked = []
   for (const n of w.config.fuel_order || []) if (owned.includes(n) && !ranked.includes(n)) ranked.push(n)
-  const skip = new Set([...(w.config.tools || []), ...(w.body.facilities || [])])
-  for (const n of owned) if (!ranked.includes(n) && !skip.has(n)) ranked.push(n)
-  return ranked
+  for (const n of owned) if (!ranked.includes(n)) ranked.push(n)
+  const others = ranked.filter(n => n !== item)
+  if (ranked.includes(item) && w.count(item) > count) others.push(item)
+  return others
+}
+
+// [fuel, units] to put in, in order: enough for every unit at the station's vanilla pace
+// (blast furnaces and smokers burn fuel twice as fast and cook twice as fast: the same
+// units per fuel), never more of the input than its surplus.
+function fuelPlan (w, item, count, station) {
+  const burnDivisor = station === 'furnace' ? 1 : 2
+  let ticksNeeded = count * COOK_TICKS[station]
+  const plan = []
+  for (const fuel of fuelOrder(w, item, count)) {
+    if (ticksNeeded <= 0) break
+    const burn = w.config.fuel_ticks[fuel] / burnDivisor
+    const spare = fuel === item ? w.count(item) - count : w.count(fuel)
+    const units = Math.min(Math.ceil(ticksNeeded / burn), spare)
+    if (units <= 0) continue
+    plan.push([fuel, units])
+    ticksNeeded -= units * burn
+  }
+  return plan
 }
 
 async function smelt (w, args) {
@@ -109,8 +140,12 @@ async function smelt (w, args) {
   if (have < count) return failure('smelt', args, 'missing_item', `smelting ${count} ${item} needs ${count}; ${have} owned`, { item })
   const found = await findStation(w, station, 'smelt', args)
   if (found.problem) return found.problem
-  const fuels = fuelOrder(w, item)
-  if (!fuels.length) return failure('smelt', args, 'no_fuel', `no owned fuel can run the ${station}`, { fuel_used: {} })
+  const plan = fuelPlan(w, item, count, station)
+  if (!plan.length) {
+    let message = `no owned fuel can run the ${station}`
+    if (burnable(w, item)) message += `; the ${count} ${item} are all to be smelted, and only ${item} beyond the count smelted is burned`
+    return failure('smelt', args, 'no_fuel', message, { fuel_used: {} })
+  }
   const before = w.totals()
   let furnace
   try {
@@ -120,25 +155,27 @@ async function smelt (w, args) {
     throw new BridgeError(CODES.UNSUPPORTED, `the ${station} opened no furnace window: ${err.message}`)
   }
   const limits = w.config.limits
+  let inputAsFuel = 0 // units of the input put in the fuel slot
+  let inputFuelBack = 0 // ... and found there unburned at the end
   try {
     const click = limits.click_timeout_ms * 4
     if (furnace.outputItem()) await takeOutput(w, furnace, click)
     const inputType = w.registry.itemsByName[item].id
     await withTimeout(furnace.putInput(inputType, null, count), click, 'putting the input in')
-    // Enough fuel for every unit at the station's vanilla pace (blast furnaces and smokers
-    // burn fuel twice as fast and cook twice as fast: the same units per fuel).
-    const perUnit = COOK_TICKS[station]
-    const burnDivisor = station === 'furnace' ? 1 : 2
-    let ticksNeeded = count * perUnit
-    for (const fuel of fuels) {
-      if (ticksNeeded <= 0) break
-      const burn = (w.config.fuel_ticks[fuel] || 0) / burnDivisor
-      const units = Math.min(Math.ceil(ticksNeeded / burn), w.count(fuel))
-      if (units <= 0) continue
-      if (furnace.fuelItem() && furnace.fuelItem().name !== fuel) break
+    // The fuel slot holds one kind: the next kind goes in once the slot is empty (the
+    // furnace takes a unit in when it lights it, so the last unit is still burning then).
+    let next = 0
+    const refuel = async () => {
+      if (next >= plan.length) return
+      const [fuel, units] = plan[next]
+      const slot = furnace.fuelItem()
+      if (slot && slot.name !== fuel) return
       await withTimeout(furnace.putFuel(w.registry.itemsByName[fuel].id, null, units), click, 'putting fuel in')
-      ticksNeeded -= units * burn
+      if (fuel === item) inputAsFuel += units
+      next += 1
     }
+    await refuel()
+    const perUnit = COOK_TICKS[station]
     // Wait until the input is used up, or nothing has changed for a while (no recipe / no fuel),
     // counting the server's game ticks: a slow server takes longer, never fewer ticks.
     const deadline = count * perUnit + limits.smelt_slack_ticks
@@ -147,6 +184,7 @@ async function smelt (w, args) {
     let lastIn = furnace.inputItem() ? furnace.inputItem().count : 0
     for (let t = 0; t < deadline;) {
       t += await w.ticks(5, `smelting ${item}`)
+      await refuel()
       const out = furnace.outputItem() ? furnace.outputItem().count : 0
       const inp = furnace.inputItem() ? furnace.inputItem().count : 0
       if (inp === 0) break
@@ -158,7 +196,9 @@ async function smelt (w, args) {
     }
     if (furnace.outputItem()) await takeOutput(w, furnace, click)
     if (furnace.inputItem()) await withTimeout(furnace.takeInput(), click, 'taking the unused input back')
-    if (furnace.fuelItem()) await withTimeout(furnace.takeFuel(), click, 'taking the unused fuel back')
+    const left = furnace.fuelItem()
+    if (left && left.name === item) inputFuelBack = left.count
+    if (left) await withTimeout(furnace.takeFuel(), click, 'taking the unused fuel back')
   } finally {
     furnace.close()
   }
@@ -170,9 +210,12 @@ async function smelt (w, args) {
   const after = w.totals()
   const produced = gains(before, after)
   const consumed = losses(before, after)
-  const done = consumed[item] || 0
+  // consumed[item] counts the input smelted and the input burned as fuel: only the first is done.
+  const inputBurned = Math.min(Math.max(inputAsFuel - inputFuelBack, 0), consumed[item] || 0)
+  const done = (consumed[item] || 0) - inputBurned
   const fuelUsed = {}
   for (const [k, v] of Object.entries(consumed)) if (k !== item) fuelUsed[k] = v
+  if (inputBurned > 0) fuelUsed[item] = inputBurned
   if (done === 0) {
     if (Object.keys(fuelUsed).length) {
       // The fuel went in and burns, but too little of it for one item (as the embedded body says).

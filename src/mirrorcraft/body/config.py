@@ -47,7 +47,9 @@ class BodyConfig(BaseModel):
     timing: Timing = Timing()
 
 
-SIMULATOR_VERSION = 5
+# 6: smelt burns its input's surplus (owned beyond the count) when no other fuel is left, as
+# a furnace's fuel slot takes logs while logs cook into charcoal (docs/body.md, "Fuel").
+SIMULATOR_VERSION = 6
 """The embedded simulator's behaviour version. Raise it with any change that alters an
 episode's result on the simulator (what a skill does, digs, drops, wears or observes): it is
 part of each record's ``body_fingerprint``, so a results folder refuses to resume, and the

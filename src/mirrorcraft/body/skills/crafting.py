@@ -126,21 +126,22 @@ def _curses(body: Body, taken: list[ItemStack]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(best.items()))
 
 
-def _fuel_order(body: Body, exclude: str) -> list[str]:
-    owned = sorted(
-        {
-            n
-            for (n, _e, _d) in body.inventory.counts
-            if n != exclude and body.rules.fuel_ticks(n) > 0
-        }
-    )
+def _fuel_order(body: Body, item: str, count: int) -> list[str]:
+    """The owned fuels ``smelt`` may burn, first choice first: other fuels in the body's
+    preference order (``fuel_preference``, then the rest by name, never a tool or a facility
+    the preference does not name), then the input itself, as in the game's fuel slot, but
+    only its surplus: owned units beyond the ``count`` being smelted."""
+    skip = set(body.rules.game.tools) | set(body.config.facilities)
+    owned = sorted({n for (n, _e, _d) in body.inventory.counts if body.rules.fuel_ticks(n) > 0})
     ranked: list[str] = []
     for pref in body.config.fuel_preference:
         members = body._expand(pref) if pref.startswith("#") else frozenset({pref})
         ranked.extend(n for n in owned if n in members and n not in ranked)
-    skip = set(body.rules.game.tools) | set(body.config.facilities)
     ranked.extend(n for n in owned if n not in ranked and n not in skip)
-    return ranked
+    others = [n for n in ranked if n != item]
+    if item in ranked and body.inventory.total(item) > count:
+        others.append(item)
+    return others
 
 
 def smelt(body: Body, args: Mapping[str, Any]) -> ActionResult:
@@ -183,7 +184,7 @@ def smelt(body: Body, args: Mapping[str, Any]) -> ActionResult:
     done = 0
     for _ in range(count):
         while furnace.burn_left < recipe.cooking_time:
-            fuel = next(iter(_fuel_order(body, item)), None)
+            fuel = next(iter(_fuel_order(body, item, count)), None)
             if fuel is None:
                 break
             body.spend(fuel, 1)
@@ -209,6 +210,11 @@ def smelt(body: Body, args: Mapping[str, Any]) -> ActionResult:
     furnace.lit_at = body.clock
     if done == 0:
         message = f"no owned fuel can run the {station}"
+        if body.rules.fuel_ticks(item) > 0 and item in _fuel_order(body, item, 0):
+            message += (
+                f"; the {count} {item} are all to be smelted, and only {item} beyond"
+                " the count smelted is burned"
+            )
         if fuel_used:  # the fuel went in and burns, but too little of it for one item
             burned = ", ".join(f"{n} {f}" for f, n in sorted(fuel_used.items()))
             message = (
