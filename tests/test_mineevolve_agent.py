@@ -12,6 +12,7 @@ import pytest
 
 from mirrorcraft.agents.mineevolve.agent import MineEvolveAgent
 from mirrorcraft.agents.mineevolve.config import MineEvolveConfigError
+from mirrorcraft.agents.mineevolve.entries import KnowledgeEntry
 from mirrorcraft.agents.mock_planner import PlannerPolicy
 from mirrorcraft.agents.registry import MOCK_MODEL, is_known_agent, make_agent
 from mirrorcraft.backends.rulesets import resolve_rules, vanilla_rules
@@ -247,3 +248,36 @@ def test_binary_feedback_keeps_failure_types_out_of_judging_and_retrieval() -> N
     _record, typed_client, _agent = play(PlannerPolicy(V), rules="M01")
     typed = [m[1].content for m, meta in typed_client.calls if meta and meta.purpose == "curate"]
     assert any("recent failure types []" not in p for p in typed)
+
+
+def test_a_subgoal_naming_its_entry_by_the_bare_id_credits_that_entry() -> None:
+    """The planner is told to put the copied entry's id in "source", and the paper's repair
+    schema writes ``"repair_source": "remedy_nav_obstacle"``: a bare id. Only the mock wrote
+    "skill:<id>", so with a real model no use was ever counted, and confidence and
+    retirement never moved."""
+    step = dict(SUBGOALS["mine"], checks=[{"type": "inv_gain", "item": "log", "n": 1}])
+    skill = KnowledgeEntry(
+        id="skill_0001",
+        kind="skill",
+        trigger=("target:log",),
+        steps=(step,),
+        verification={"type": "inv_gain", "item": "log", "n": 1},
+    )
+
+    def planner(messages: Sequence[Message], meta: CallMeta | None) -> str:
+        assert meta is not None
+        if meta.purpose == "plan":
+            return json.dumps({"subgoals": [dict(SUBGOALS["mine"], source="skill_0001")]})
+        return "{}"
+
+    for source in ("skill_0001", "skill:skill_0001"):
+        client = FakeClient(
+            lambda m, meta, s=source: planner(m, meta).replace('"skill_0001"', json.dumps(s))
+        )
+        agent = MineEvolveAgent("mineevolve", client, V)
+        agent.load_knowledge([skill], writable=True)
+        t = get_task("iron_armor").with_budget(2)
+        spec = EpisodeSpec("t", "t", "plains-1", "vanilla", t, "mineevolve", "f", "hidden", 0, 1)
+        record, _ = asyncio.run(run_episode(spec, agent, load_world("plains-1"), V, V))
+        assert record.memory["uses"] >= 1, source
+        assert agent.kb.entries["skill_0001"].uses == record.memory["uses"], source

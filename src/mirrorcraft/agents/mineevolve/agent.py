@@ -230,8 +230,11 @@ class MineEvolveAgent(LLMAgent):
         return 0
 
     def _credit(self, sg: Subgoal, success: bool) -> None:
+        # The prompt asks for the entry's id ("skill_0003"); "skill:skill_0003" is read too.
         kind, _, entry_id = sg.source.partition(":")
-        if kind in ("skill", "remedy", "note") and entry_id in self.kb.entries:
+        if sg.source in self.kb.entries:
+            entry_id, kind = sg.source, self.kb.entries[sg.source].kind
+        if kind in ("skill", "remedy", "note", "reflection") and entry_id in self.kb.entries:
             self.curator.record_use(self.kb, entry_id, success)
             self.stats.uses += 1
 
