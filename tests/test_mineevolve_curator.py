@@ -343,3 +343,23 @@ def test_triggers_written_with_the_minecraft_prefix_match_the_planning_context()
     )
     assert sk.trigger == ("goal:wooden_pickaxe",) and sk.preconditions == ("have:stick",)
     assert verdict(remedy(trigger_context=["have: stick", "target:stick"])) == (False, "match")
+
+
+def test_a_judges_rejection_keeps_its_reason_as_the_model_wrote_it() -> None:
+    """A judge that rejected with "Specificity" or "conflict: contradicts remedy_0002" was
+    counted as an unusable judgement (reason "judge"), so the curation counts by reason
+    misreported why candidates were kept out."""
+    from mirrorcraft.agents.mineevolve.judge import UNUSABLE, parse_judgement
+
+    parse = parse_judgement("skill_0001")
+
+    def rejected(reason: Any) -> Any:
+        return parse({"accepted": [], "rejected": [{"id": "skill_0001", "reason": reason}]})
+
+    assert rejected("Specificity") == ((False, "specificity"), "")
+    assert rejected(" conflict: contradicts remedy_0002") == ((False, "conflict"), "")
+    assert rejected("EXEC") == ((False, "exec"), "")
+    assert rejected("schema|match|exec|specificity|conflict") == ((False, UNUSABLE), "")
+    assert rejected("too vague") == ((False, UNUSABLE), "")
+    assert rejected(None) == ((False, UNUSABLE), "")
+    assert parse({"accepted": ["skill_0001"]}) == ((True, ""), "")

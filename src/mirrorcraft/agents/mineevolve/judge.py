@@ -15,6 +15,7 @@ repair call; if it is still unusable the candidate is not admitted (reason
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -25,6 +26,15 @@ from mirrorcraft.agents.mineevolve.entries import KnowledgeEntry, matched
 UNUSABLE = "judge"
 """The rejection reason when no usable judgement came back."""
 SHOWN = 6
+_REASON = re.compile(r"\s*([a-z]+)\s*(?:[:(,;.\-].*)?", re.DOTALL)
+"""A rejection reason as models write it: "specificity", "Conflict", "conflict: contradicts
+remedy_0002"; a list of several ("schema|match|...", echoing the schema) names none."""
+
+
+def rejection_reason(raw: object) -> str:
+    """The reason among ``REJECT_REASONS`` a judge's rejection gives, else ``UNUSABLE``."""
+    m = _REASON.fullmatch(raw.lower()) if isinstance(raw, str) else None
+    return m.group(1) if m and m.group(1) in REJECT_REASONS else UNUSABLE
 
 
 def parse_judgement(
@@ -42,8 +52,7 @@ def parse_judgement(
         if isinstance(rejected, list):
             for item in rejected:
                 if isinstance(item, dict) and item.get("id") == entry_id:
-                    reason = str(item.get("reason", ""))
-                    return (False, reason if reason in REJECT_REASONS else UNUSABLE), ""
+                    return (False, rejection_reason(item.get("reason"))), ""
         return None, f"list the candidate {entry_id!r} under 'accepted' or 'rejected'"
 
     return parse
