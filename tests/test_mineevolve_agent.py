@@ -281,3 +281,27 @@ def test_a_subgoal_naming_its_entry_by_the_bare_id_credits_that_entry() -> None:
         record, _ = asyncio.run(run_episode(spec, agent, load_world("plains-1"), V, V))
         assert record.memory["uses"] >= 1, source
         assert agent.kb.entries["skill_0001"].uses == record.memory["uses"], source
+
+
+def test_a_read_only_episode_can_be_told_to_generate_no_knowledge() -> None:
+    """The paper's checkpoint evaluation says "no further knowledge is updated or generated";
+    the adaptor's temporary remedy is the one exception our default reads into it. With
+    switches.read_only_remedies false a read-only episode makes no remedy or curate call
+    and still repairs its plan under the retrieved knowledge."""
+    t = get_task("diamond")
+    spec = EpisodeSpec("t", "t", "plains-1", "M05", t, "mineevolve", "fake", "hidden", 0, 1)
+    calls = {}
+    for generate in (True, False):
+        settings = {"switches": {"read_only_remedies": generate}}
+        agent = MineEvolveAgent(
+            "mineevolve", FakeClient(PlannerPolicy(V)), V, options={"settings": settings}
+        )
+        agent.load_knowledge([], writable=False)
+        record, _ = asyncio.run(
+            run_episode(spec, agent, load_world("plains-1"), resolve_rules("M05"), V)
+        )
+        calls[generate] = purposes(agent.client)
+        assert agent.knowledge_delta() == [] and record.memory["writable"] is False
+    assert calls[True]["remedy"] >= 1 and calls[True]["curate"] >= 1
+    assert calls[False]["remedy"] == 0 and calls[False]["curate"] == 0
+    assert calls[False]["repair"] >= 1

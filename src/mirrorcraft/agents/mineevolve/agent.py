@@ -217,7 +217,8 @@ class MineEvolveAgent(LLMAgent):
             return 0
         self.stats.remedies_due += 1
         fresh: KnowledgeEntry | None = None
-        if self._may_induce("remedy"):
+        generates = self.kb.writable or self.switches.read_only_remedies
+        if generates and self._may_induce("remedy"):
             if self.mode == "reflection":
                 await self.induce_note(sg, obs)
             elif self.switches.remedies:

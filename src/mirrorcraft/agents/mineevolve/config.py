@@ -67,6 +67,9 @@ class Switches(_Strict):
     curator_judge: bool = True
     adaptor: bool = True
     store_updates: bool = True
+    read_only_remedies: bool = True
+    """Whether an episode that reads its store without updating it (a checkpoint evaluation,
+    the static store) still induces remedies for the adaptor's active set."""
 
 
 class MineEvolveConfig(_Strict):
