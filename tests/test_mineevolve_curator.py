@@ -363,3 +363,16 @@ def test_a_judges_rejection_keeps_its_reason_as_the_model_wrote_it() -> None:
     assert rejected("too vague") == ((False, UNUSABLE), "")
     assert rejected(None) == ((False, UNUSABLE), "")
     assert parse({"accepted": ["skill_0001"]}) == ((True, ""), "")
+
+
+def test_a_remedy_for_a_failure_type_the_monitor_never_reports_is_not_matchable() -> None:
+    """A remedy's failure type is what ties it to the recent failures (retrieval's bonus); one
+    the monitor never reports ("CRAFTING_FAILURE") was stored although no failure could ever
+    match it, while the same name as a trigger term was refused as unmatchable."""
+    assert verdict(remedy(failure_type="CRAFTING_FAILURE")) == (False, "match")
+    assert verdict(remedy(failure_type="missing_station")) == (True, "")
+    assert (
+        curator(enabled=False)
+        .admit(build(remedy(failure_type="CRAFTING_FAILURE")), KnowledgeBase())
+        .accepted
+    )

@@ -5,7 +5,8 @@ only if it passes, in order:
 
 - ``schema``: every required field is present and well typed;
 - ``match``: every trigger term is ``field:value`` with a known field and a value
-  the agent can observe (a known item, block, skill or failure type);
+  the agent can observe (a known item, block, skill or failure type), and a
+  remedy's failure type is one the monitor reports;
 - ``exec``: every step or repair subgoal is an action the body accepts, with
   valid completion checks;
 - ``specificity``: it is anchored to something concrete (not only a failure type
@@ -230,6 +231,8 @@ class Curator:
                 return f"{term!r} is not a field:value term over {', '.join(TRIGGER_FIELDS)}"
             if not self.vocab.valid(parts[0], norm(parts[1])):
                 return f"{term!r} names nothing the agent can observe"
+        if entry.kind == "remedy" and not self.vocab.valid("failure", entry.failure_type):
+            return f"failure type {entry.failure_type!r} is none the monitor reports"
         return ""
 
     def check_exec(self, entry: KnowledgeEntry) -> str:
