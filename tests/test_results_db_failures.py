@@ -350,3 +350,13 @@ def test_a_key_in_an_unreachable_base_url_stays_out_of_faults_and_errors(tmp_pat
     done = cli("run", str(spec), "--out", str(out), "--workers", "1", "--no-report")
     assert "SECRET" not in done.stdout + done.stderr
     assert not [p for p in out.rglob("*") if p.is_file() and b"SECRET" in p.read_bytes()]
+
+
+def test_a_store_opened_from_a_path_given_as_text(tmp_path: Path) -> None:
+    """The Python API takes a results path as ``str`` too (it crashed on ``.parent``)."""
+    where = tmp_path / "sub" / "results.sqlite"
+    store = ResultStore(str(where))
+    try:
+        assert store.path == where and where.is_file()
+    finally:
+        store.close()

@@ -180,7 +180,8 @@ def trace_mismatches(db: sqlite3.Connection) -> dict[str, tuple[int, object]]:
 
 
 class ResultStore:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path | str):
+        path = Path(path)
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         existed = path.is_file() and path.stat().st_size > 0
