@@ -216,6 +216,20 @@ def test_bad_options_are_user_errors(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 2 and "no such results file" in err
 
 
+@pytest.mark.parametrize("command", ["analyze", "report"])
+@pytest.mark.parametrize("value", ["", " , ", ",", "0,100"])
+def test_an_explicit_empty_or_bad_checkpoints_value_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, value: str
+) -> None:
+    """``--checkpoints ""`` (an unset shell variable) quietly gave the default checkpoints."""
+    path = write_jsonl(tmp_path / "r.jsonl", [make_record()])
+    out = ["--out", str(tmp_path / "out")] if command == "report" else []
+    code, text, err = run_cli([command, str(path), "--checkpoints", value, *out], capsys)
+    assert code == 2 and text == ""
+    assert err.count("\n") == 1 and "--checkpoints" in err and repr(value) in err
+    assert not (tmp_path / "out").exists()
+
+
 def _four_episode_spec(tmp_path: Path) -> Path:
     """A grid spec of four short episodes (random agent, two rule sets, two repetitions)."""
     import yaml

@@ -98,8 +98,13 @@ def parse_checkpoints(text: str) -> list[int]:
         raise UserError(
             f"--checkpoints must be whole numbers separated by commas, got {text!r}"
         ) from None
-    if not values or any(v < 1 for v in values):
-        raise UserError("--checkpoints needs at least one positive action count")
+    if not values:
+        raise UserError(
+            f"--checkpoints needs at least one positive action count, got {text!r}"
+            " (leave the option out for the default checkpoints)"
+        )
+    if any(v < 1 for v in values):
+        raise UserError(f"--checkpoints are action counts of 1 or more, got {text!r}")
     return values
 
 
@@ -126,7 +131,10 @@ def load(args: argparse.Namespace) -> tuple[LoadedResults, dict[str, Any]]:
     """Read the results named on the command line and summarize them."""
     if not 0.0 <= args.threshold <= 100.0:
         raise UserError("--threshold is a percentage between 0 and 100")
-    checkpoints = parse_checkpoints(args.checkpoints or _spec_checkpoints(args.results))
+    # An explicit empty value ("--checkpoints ''", e.g. an unset shell variable) is refused,
+    # not read as "the default": only an absent option falls back.
+    given = args.checkpoints
+    checkpoints = parse_checkpoints(_spec_checkpoints(args.results) if given is None else given)
     from mirrorcraft.analysis.coverage import note_unfinished, training_database
 
     declared = Declared(frozenset(args.rule_set), frozenset(args.agent))
