@@ -338,3 +338,26 @@ def test_an_unbalanced_run_shows_the_numbers_analyze_shows() -> None:
     assert find(doc, "table4", "vanilla_sr", suite="vanilla")["yours"] == pytest.approx(
         split["vanilla_sr"]
     )
+
+
+def test_an_interval_past_0_or_100_is_shown_cut_and_marked() -> None:
+    """A Vanilla SR of 3 in 4: the Wald interval is [32.6, 117.4], and the compare view
+    printed it so, an SR above 100%. The view now shows [32.6, 100.0] (clipped) with a note;
+    the JSON keeps the raw ends and says that they were cut."""
+    recs = cell(3, 4) + cell(1, 4, rules="M01")
+    doc = compare(recs, load_reference())
+    key = {"configuration": "react", "disclosure": "hidden", "model": "gemini"}
+    row = find(doc, "table2", "vanilla_sr", **key)
+    assert row["yours_high"] == pytest.approx(117.4, abs=0.05)  # raw, as computed
+    assert row["yours_clipped"] is True
+    mirror = find(doc, "table2", "mirror_sr", **key)  # 25% over 4: [-17.4, 67.4]
+    assert mirror["yours_low"] < 0 and mirror["yours_clipped"] is True
+    assert find(doc, "table2", "actions", **key)["yours_clipped"] is False
+    from mirrorcraft.report.compare_tables import comparison_tables
+    from mirrorcraft.report.render import render_text
+
+    t2 = next(t for t in comparison_tables(doc) if t.key == "compare_table2")
+    text = render_text(t2)
+    assert "[32.6, 100.0] (clipped)" in text and "[0.0, 67.4] (clipped)" in text
+    assert "117.4" not in text and "-17.4" not in text
+    assert any(n.startswith("(clipped):") for n in t2.notes)

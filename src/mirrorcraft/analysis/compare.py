@@ -49,6 +49,17 @@ COMPARE_SCHEMA = "mirrorcraft.compare/1"
 BOTH, PAPER_ONLY, YOURS_ONLY = "both", "paper only", "yours only"
 POOLED = "pooled"
 
+SCALE: dict[str, tuple[float, float]] = {
+    **{q: (0.0, 100.0) for q in ("vanilla_score", "vanilla_sr", "mirror_score", "mirror_sr")},
+    **{q: (0.0, 100.0) for q in ("hidden_sr", "disclosed_sr")},
+    **{q: (-100.0, 100.0) for q in ("rie_sc", "rie_sr", "gap", "delta_sr", "all_six_rie_sr")},
+    "actions": (0.0, math.inf),
+    "cost_usd": (0.0, math.inf),
+}
+"""The values a quantity can take: a normal (Wald) interval's ends may lie beyond them
+(an SR of 95% over few episodes gives [84, 106]); the tables show the ends cut to this
+range and say so, the rows keep the raw ends (``yours_clipped``)."""
+
 Records = Sequence[EpisodeRecord]
 Yours = tuple[float, float | None, int] | None
 """(value, half width of the 95% interval or None, episodes or comparisons behind it)."""
@@ -143,6 +154,9 @@ class Builder:
         # a single episode) is no interval: it cannot say that the paper's value is outside.
         if paper is not None and value is not None and hw and counterpart == BOTH:
             inside = value - hw - 1e-9 <= paper <= value + hw + 1e-9
+        low = None if value is None or hw is None else value - hw
+        high = None if value is None or hw is None else value + hw
+        lo, hi = SCALE.get(quantity, (-math.inf, math.inf))
         self.rows.append(
             {
                 "table": table,
@@ -153,8 +167,9 @@ class Builder:
                 "paper_hw": paper_hw,
                 "yours": value,
                 "yours_hw": hw,
-                "yours_low": None if value is None or hw is None else value - hw,
-                "yours_high": None if value is None or hw is None else value + hw,
+                "yours_low": low,
+                "yours_high": high,
+                "yours_clipped": None if low is None or high is None else low < lo or high > hi,
                 "n": n,
                 "difference": None if value is None or paper is None else value - paper,
                 "paper_in_ci": inside,

@@ -9,10 +9,12 @@ directory; ``summary_table`` is the one-table overview the report's index shows.
 from __future__ import annotations
 
 import json
+import math
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from mirrorcraft.analysis.compare import SCALE
 from mirrorcraft.report.render import Cell, Table, num, render_html, render_markdown, signed
 from mirrorcraft.report.templating import fill
 
@@ -46,6 +48,15 @@ QUANTITY = {
 }
 
 
+CLIPPED_NOTE = (
+    "(clipped): your 95% interval is a normal (Wald) interval, estimate ± 1.96 standard "
+    "errors, and one end lay beyond the values the quantity can take (0 to 100 for an SR or "
+    "Score, -100 to 100 for a difference of them, 0 for actions and cost); it is shown cut "
+    "there. The raw ends, used for 'Paper in your CI', are yours_low and yours_high in the "
+    "JSON."
+)
+
+
 def _digits(quantity: str) -> int:
     return 3 if quantity == "cost_usd" else 1
 
@@ -69,10 +80,15 @@ def _paper(row: dict[str, Any]) -> Cell:
 
 
 def _ci(row: dict[str, Any]) -> Cell:
+    """The interval's ends, cut to the values the quantity can take (an SR's 0-100) and then
+    marked "(clipped)": a Wald interval can reach past them; the JSON keeps the raw ends."""
     if row["yours_low"] is None:
         return None
     d = _digits(row["quantity"])
-    return f"[{num(row['yours_low'], d)}, {num(row['yours_high'], d)}]"
+    lo, hi = SCALE.get(row["quantity"], (-math.inf, math.inf))
+    low, high = max(row["yours_low"], lo), min(row["yours_high"], hi)
+    text = f"[{num(low, d)}, {num(high, d)}]"
+    return text + " (clipped)" if row.get("yours_clipped") else text
 
 
 def _label(key: dict[str, Any]) -> str:
@@ -113,6 +129,8 @@ def comparison_tables(doc: dict[str, Any]) -> list[Table]:
                 "the same value, or a single episode) cannot place the paper's value outside "
                 "it; 'Paper in your CI' is left empty there."
             )
+        if any(r.get("yours_clipped") for r in rows):
+            notes.append(CLIPPED_NOTE)
         if table in doc.get("scope", {}):
             notes.append(f"Yours: {doc['scope'][table]}.")
         name = table.replace("table", "Table ") if table.startswith("table") else ""
