@@ -258,6 +258,43 @@ def test_figures_carry_95_percent_intervals() -> None:
         assert plots._half(ci) > 0  # a degenerate point shows its Agresti–Coull bar
 
 
+def test_figure_error_bars_stop_at_0_and_100(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SR 3 of 4 (Vanilla) and 1 of 4 (Mirror): the normal intervals reach 117% and -17%, and
+    the figures drew those bars past the ends of the SR scale. They are cut there now."""
+    from matplotlib.axes import Axes
+
+    from mirrorcraft.report import plots
+
+    drawn: list[tuple[list[float], list[float], list[list[float]]]] = []
+    real = Axes.errorbar
+
+    def spy(self: Axes, x: list[float], y: list[float], *a: object, yerr: object, **k: object):  # type: ignore[no-untyped-def]
+        bars = list(yerr)  # type: ignore[call-overload]
+        symmetric = not bars or not isinstance(bars[0], list)
+        drawn.append((list(x), list(y), [bars, bars] if symmetric else bars))
+        return real(self, x, y, *a, yerr=yerr, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Axes, "errorbar", spy)
+    recs = []
+    for rules, wins in (("vanilla", 3), ("M01", 1)):
+        for i in range(4):
+            trace = [0] * 99 + [100] if i < wins else [0] * 100
+            recs.append(make_record(world=f"plains-{1 + i % 2}", repetition=i // 2, rules=rules,
+                                    trace=trace, budget=100))  # fmt: skip
+    summary = summarize(recs, checkpoints=(100,))
+    assert plots.sides_by_suite_png(summary) and plots.horizon_png(summary)
+    sr_bars = drawn[:2] + drawn[4:]  # the SR row of the sides figure, and the horizon figure
+    assert sr_bars and max(e for _x, _y, (_lo, hi) in sr_bars for e in hi) > 0
+    for _x, ys, (below, above) in sr_bars:
+        for y, lo, hi in zip(ys, below, above, strict=True):
+            if y == y:  # not a missing point
+                assert y - lo >= 0.0 and y + hi <= 100.0
+    tops = [y + hi for _x, ys, (_b, above) in sr_bars for y, hi in zip(ys, above, strict=True)]
+    cut = [(y - lo, lo) for _x, ys, (below, _a) in sr_bars for y, lo in zip(ys, below, strict=True)]
+    assert 100.0 in tops and any(end == 0.0 and lo > 0 for end, lo in cut)
+    assert "cut at the ends of the scale" in plots.SIDES_CAPTION
+
+
 def test_viewer_keeps_few_twin_traces_in_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

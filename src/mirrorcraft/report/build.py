@@ -87,7 +87,7 @@ def _figures(summary: dict[str, Any]) -> list[Figure]:
         caption = (
             "Cumulative SR at action checkpoints (solid: Vanilla, dashed: Mirror), averaged "
             "over tasks, with 95% intervals (binomial, stratified by task; Agresti–Coull where "
-            "a task's SR is 0% or 100%)."
+            "a task's SR is 0% or 100%)." + plots.CUT_CAPTION
         )
         out.append(Figure("fig-horizon", "Figure: SR at horizon checkpoints", caption, png))
     png = plots.diagnostics_png(summary)
@@ -95,6 +95,7 @@ def _figures(summary: dict[str, Any]) -> list[Figure]:
         caption = (
             "IRR and RL by suite for each configuration (pooled over models), with 95% "
             "intervals treating encounters as independent (Agresti–Coull where IRR is 0% or 100%)."
+            + plots.CUT_CAPTION
         )
         out.append(Figure("fig-diagnostics", "Figure: IRR and RL by suite", caption, png))
     return out

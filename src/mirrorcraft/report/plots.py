@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 from typing import Any
 
 from matplotlib.axes import Axes
@@ -25,6 +26,11 @@ def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
     return buf.getvalue()
+
+
+PERCENT = (0.0, 100.0)
+"""The scale of an SR, a Score or an IRR; an RIE lies in -100..100, an RL in 0..inf."""
+CUT_CAPTION = " Bars are cut at the ends of the scale (a normal interval can reach past them)."
 
 
 def rie_by_suite_series(summary: Summary) -> tuple[str, dict[str, list[dict[str, Any]]]]:
@@ -47,7 +53,18 @@ def rie_by_suite_series(summary: Summary) -> tuple[str, dict[str, list[dict[str,
     per_model: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         per_model.setdefault(r["model"], []).append(r)
-    return caption, per_model
+    return caption + CUT_CAPTION, per_model
+
+
+def _bars(
+    ys: list[float | None], errs: list[float], scale: tuple[float, float]
+) -> list[list[float]]:
+    """Asymmetric error bars: each 95% half-width, cut where it would pass the scale's ends
+    (a normal interval around an SR of 95% can reach 106%, which no SR can be)."""
+    lo, hi = scale
+    below = [0.0 if y is None else max(0.0, min(e, y - lo)) for y, e in zip(ys, errs, strict=True)]
+    above = [0.0 if y is None else max(0.0, min(e, hi - y)) for y, e in zip(ys, errs, strict=True)]
+    return [below, above]
 
 
 def _dodge(
@@ -55,8 +72,10 @@ def _dodge(
     groups: list[str],
     series: dict[str, dict[str, tuple[float, float]]],
     colors: dict[str, str] | None = None,
+    scale: tuple[float, float] = PERCENT,
 ) -> None:
-    """Points with error bars, one colour per series, side by side within each group."""
+    """Points with error bars, one colour per series, side by side within each group; the
+    bars are cut at the ends of ``scale``."""
     k = max(len(series), 1)
     width = 0.8 / k
     colors = colors or {name: _COLORS[i % len(_COLORS)] for i, name in enumerate(series)}
@@ -67,7 +86,8 @@ def _dodge(
                 xs.append(g - 0.4 + width * (i + 0.5))
                 ys.append(values[group][0])
                 errs.append(values[group][1])
-        ax.errorbar(xs, ys, yerr=errs, fmt="o", capsize=3, label=name, color=colors[name])
+        bars = _bars(list(ys), errs, scale)
+        ax.errorbar(xs, ys, yerr=bars, fmt="o", capsize=3, label=name, color=colors[name])
     ax.axhline(0.0, color="#888888", linewidth=0.8)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups)
@@ -82,7 +102,7 @@ SIDES_CAPTION = (
     "without rule descriptions, per rule suite, over the same paired episodes as its "
     "RIE, with 95% intervals (binomial, stratified by task; Agresti–Coull where a "
     "cell's SR is 0% or 100%). The gap between the two points is the RIE."
-)
+) + CUT_CAPTION
 
 
 def sides_by_suite_png(summary: Summary) -> bytes | None:
@@ -134,7 +154,7 @@ def rie_by_suite_png(summary: Summary) -> bytes | None:
         for r in rows:
             half = _half(r["rie_sr_ci"])
             series.setdefault(r["agent"], {})[r["suite"]] = (r["rie_sr"], half)
-        _dodge(ax, suites, series, colors)
+        _dodge(ax, suites, series, colors, (-100.0, 100.0))
         ax.set_title(_model_title(model))
         ax.set_xlabel("rule suite")
         ax.set_ylabel("RIE_SR (percentage points)")
@@ -174,7 +194,7 @@ def horizon_png(summary: Summary) -> bytes | None:
             ax.errorbar(
                 [x + shift for x in xs],
                 [float("nan") if y is None else y for y in ys],
-                yerr=[_half(curve["ci"].get(str(c))) for c in xs],
+                yerr=_bars(ys, [_half(curve["ci"].get(str(c))) for c in xs], PERCENT),
                 fmt=style,
                 marker="o",
                 capsize=3,
@@ -205,11 +225,11 @@ def diagnostics_png(summary: Summary) -> bytes | None:
         return None
     fig = Figure(figsize=(10.0, 3.6))
     left, right = fig.subplots(1, 2)
-    for ax, key, label in (
-        (left, "irr", "IRR (%), 95% interval"),
-        (right, "rl", "RL (actions), 95% interval"),
+    for ax, key, label, scale in (
+        (left, "irr", "IRR (%), 95% interval", PERCENT),
+        (right, "rl", "RL (actions), 95% interval", (0.0, math.inf)),
     ):
-        _dodge(ax, d["suites"], diagnostics_series(summary, key))
+        _dodge(ax, d["suites"], diagnostics_series(summary, key), scale=scale)
         ax.set_ylabel(label)
         ax.set_xlabel("rule suite")
     left.legend(fontsize="x-small")
