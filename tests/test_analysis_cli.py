@@ -230,6 +230,26 @@ def test_an_explicit_empty_or_bad_checkpoints_value_is_refused(
     assert not (tmp_path / "out").exists()
 
 
+def test_a_split_without_vanilla_runs_says_what_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Disclosed-only input titled its split table "(Vanilla SR –%)": a number's sign where
+    the table should say that there is no Vanilla run to split against."""
+    disclosed = [
+        make_record(rules=s, disclosure="disclosed", world=f"plains-{w}", score=100 * (w % 2))
+        for s in ("M01", "M04")
+        for w in (1, 2)
+    ]
+    hidden = [make_record(rules=r.rules, world=r.world, score=25) for r in disclosed]
+    for records, said in (
+        (disclosed, "(no Vanilla SR: react has no Vanilla or hidden-rule episodes)"),
+        (disclosed + hidden, "(no Vanilla SR: react has no Vanilla episodes)"),
+    ):
+        path = write_jsonl(tmp_path / "r.jsonl", records)
+        code, out, _ = run_cli(["analyze", str(path)], capsys)
+        assert code == 0 and said in out and "–%" not in out
+
+
 def _four_episode_spec(tmp_path: Path) -> Path:
     """A grid spec of four short episodes (random agent, two rule sets, two repetitions)."""
     import yaml

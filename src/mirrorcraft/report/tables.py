@@ -201,6 +201,22 @@ def _vanilla_sr(rows: list[Row]) -> float | None:
     return pooled[0]["vanilla_sr"] if pooled else None
 
 
+_CONDITIONS = {"vanilla": "Vanilla", "hidden": "hidden-rule", "disclosed": "disclosed-rule"}
+
+
+def _split_vanilla(agent: str, rows: list[Row]) -> str:
+    """The split table's title note: the Vanilla SR of its pairs, or why there is none."""
+    vsr = num(_vanilla_sr(rows))
+    if vsr is not None:
+        return f"Vanilla SR {vsr}%"
+    pooled = next((r for r in rows if r["suite"] == "pooled"), None)
+    left = (pooled or {}).get("unpaired") or {}
+    absent = [name for key, name in _CONDITIONS.items() if not left.get(key)]
+    if absent:
+        return f"no Vanilla SR: {agent} has no {' or '.join(absent)} episodes"
+    return "no Vanilla SR: no pair was run in all three conditions"
+
+
 _SPLIT_COLUMNS = [
     "Suite",
     "Hidden SR",
@@ -246,12 +262,11 @@ def disclosure(s: Summary) -> list[Table]:
             ]
             for r in rows
         ]
-        vsr = num(_vanilla_sr(rows))
         tables.append(
             Table(
                 f"disclosure_{agent}",
                 f"Disclosure split for {agent}, pooled over models and tasks "
-                f"(Vanilla SR {vsr or '–'}%)",
+                f"({_split_vanilla(agent, rows)})",
                 _SPLIT_COLUMNS,
                 body,
                 notes=[
