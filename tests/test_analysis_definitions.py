@@ -203,6 +203,29 @@ def test_undefined_tests_print_as_undefined(
     assert rows[("M01", "m2")][3] == "undefined"
 
 
+def test_a_suite_run_only_with_disclosed_rules_is_not_in_the_bonferroni_family(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """react ran M05 only with the rules disclosed: the within-suite tests (hidden rules)
+    have nothing to test there, but M05 counted in the family (6 instead of 4) and raised
+    every adjusted p by half. It is listed as undefined, outside the family, and said so."""
+    records = _compared_records()
+    for task in ("iron_armor", "diamond"):
+        records += _cell(4, 2, agent="react", rules="M05", disclosure="disclosed", task=task)
+    w = summarize(records)["within_suite"]
+    assert w["family_size"] == 4  # M01 and M02, each with m1 and m2, as without M05
+    tests = {(t["suite"], t["model"]): t for t in w["tests"]}
+    for model in ("m1", "m2"):
+        t = tests[("M05", model)]
+        assert t["k"] == 0 and t["in_family"] is False and "hidden rules" in t["undefined"]
+    base = summarize(_compared_records())["within_suite"]["tests"][0]
+    assert tests[("M01", "m1")]["p_bonferroni"] == pytest.approx(base["p_bonferroni"])
+    path = write_jsonl(tmp_path / "c.jsonl", records)
+    code, out, _ = run_cli(["analyze", str(path)], capsys)
+    assert code == 0 and "(Bonferroni over 4 tests)" in out
+    assert "Not in the family: M05/m1, M05/m2" in out
+
+
 # --- horizon -----------------------------------------------------------------------------------
 
 

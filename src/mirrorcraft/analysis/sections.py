@@ -63,6 +63,7 @@ def _split_fields(split: Split | None, tag: str, short: str) -> Row:
 
 _UNDEFINED_FEW = "fewer than two estimates"
 _UNDEFINED_ZERO = "an estimate with zero variance"
+_UNDEFINED_NOT_RUN = "no compared configuration ran this suite with hidden rules"
 
 TEST_SIDES: dict[str, tuple[str, ...]] = {
     "rie_sr": (HIDDEN,),
@@ -195,10 +196,14 @@ def within_suite_section(
 ) -> Row:
     """RIE_SR of the compared configurations per model and suite, and Cochran's Q across them.
 
-    One test per suite and model, whether or not it can be computed: the Bonferroni
-    family is every suite times every model (6 x 2 = 12 in the paper), and a test
-    that is undefined (fewer than two compared configurations with runs in the suite,
-    or an RIE without variance) still counts in it and is reported as undefined.
+    One test per suite and model, whether or not it can be computed. The Bonferroni
+    family is the paper's "12 tests (6 suites and 2 models)": the suites and models of the
+    design, i.e. every (suite, model) where some compared configuration of the model ran
+    the suite with hidden rules. A test of the design that is undefined (one compared
+    configuration ran there, or an RIE without variance) still counts in it and is
+    reported as undefined; a (suite, model) without any such run (a suite run only with
+    disclosed rules, a model without a compared configuration) is listed as undefined
+    and not counted (``in_family`` false): no test was planned there.
     """
     compared = compared_set(records, threshold, tasks)
     task_set = set(tasks)
@@ -224,8 +229,12 @@ def within_suite_section(
                         "rie_sr_ci": ci(est),
                     }
                 )
-            tests.append({"suite": suite, "model": model, "agents": names, **_q_fields(ests)})
-    family = len(suites) * len(compared)
+            fields = _q_fields(ests)
+            if not ests:
+                fields["undefined"] = _UNDEFINED_NOT_RUN
+            test = {"suite": suite, "model": model, "agents": names, **fields}
+            tests.append(test | {"in_family": bool(ests)})
+    family = sum(1 for t in tests if t["in_family"])
     for t in tests:
         t["p_bonferroni"] = None if t["p"] is None else bonferroni([t["p"]], family)[0]
         t["p_ac_bonferroni"] = None if t["p_ac"] is None else bonferroni([t["p_ac"]], family)[0]
