@@ -73,9 +73,16 @@ def test_the_q_table_never_claims_a_family_of_zero_tests() -> None:
     assert table is not None
     assert "Bonferroni over" not in table.title
     assert any("No Q test is defined" in n for n in table.notes)
-    # One suite and one model: a family of one test, in the singular.
-    one = cochran(summarize([*_cell("vanilla", "plains-1", [0]), *_cell("M04", "plains-1", [0])]))
+    # One suite and one model with a compared configuration: a family of one test, singular.
+    vanilla = [
+        *_cell("vanilla", "plains-1", [100]),
+        *_cell("vanilla", "plains-1", [100], "iron_armor"),
+    ]
+    one = cochran(summarize([*vanilla, *_cell("M04", "plains-1", [0])]))
     assert one is not None and one.title.endswith("(Bonferroni over 1 test)")
+    # Without a compared configuration (Vanilla SR 0%) no test is planned: no family at all.
+    none = cochran(summarize([*_cell("vanilla", "plains-1", [0]), *_cell("M04", "plains-1", [0])]))
+    assert none is not None and "Bonferroni over" not in none.title
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
