@@ -250,6 +250,33 @@ def test_a_split_without_vanilla_runs_says_what_is_missing(
         assert code == 0 and said in out and "–%" not in out
 
 
+def test_printed_values_round_half_away_from_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """5 successes in 16 episodes is an SR of exactly 31.25%: the tables printed 31.2
+    (Python rounds a tie half to even), where the paper rounds to the displayed precision,
+    31.3. Text, Markdown, CSV and HTML agree; the JSON keeps 31.25."""
+    from mirrorcraft.report.render import render_csv, render_html, render_markdown
+
+    records = [
+        make_record(world=f"plains-{i}", score=100 if i < 5 else 25, cost=0.0125) for i in range(16)
+    ]
+    path = write_jsonl(tmp_path / "r.jsonl", records)
+    code, out, _ = run_cli(["analyze", str(path)], capsys)
+    line = next(x for x in out.splitlines() if x.startswith("react "))
+    assert code == 0 and "31.3" in line.split() and "31.2" not in line.split()
+    code, out, _ = run_cli(["analyze", str(path), "--json"], capsys)
+    assert json.loads(out)["configurations"][0]["vanilla"]["sr"] == 31.25
+    from mirrorcraft.report.render import Table, num, pvalue, signed
+
+    assert (num(2.675, 2), num(-31.25), signed(0.05), pvalue(0.0125)) == (
+        "2.68", "-31.3", "+0.1", "0.013",
+    )  # fmt: skip
+    table = Table("t", "T", ["a", "b"], [["x", num(31.25)]])
+    for rendered in (render_markdown(table), render_csv(table), render_html(table)):
+        assert "31.3" in rendered and "31.2" not in rendered
+
+
 def _four_episode_spec(tmp_path: Path) -> Path:
     """A grid spec of four short episodes (random agent, two rule sets, two repetitions)."""
     import yaml

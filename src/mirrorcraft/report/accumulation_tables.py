@@ -131,7 +131,7 @@ def overhead(s: Summary) -> Table | None:
             *([r.get("model")] if many else []),
             "episode only" if r["checkpoint"] is None else count(r["checkpoint"]),
             num(r.get("entries")),
-            ", ".join(f"{k} {v:.1f}" for k, v in r.get("kinds", {}).items()) or None,
+            ", ".join(f"{k} {num(v)}" for k, v in r.get("kinds", {}).items()) or None,
             num(r.get("entries_at_end")),
             num(r["retrieved_tokens"]),
             num(r["retrieval_ms"], 3),
@@ -244,7 +244,7 @@ def training(s: Summary) -> Table | None:
             *([r.get("model")] if many else []),
             count(r["episodes"]),
             num(r["success"]),
-            " ".join("-" if x is None else f"{x:.0f}" for x in r["curve"]),
+            " ".join("-" if x is None else str(num(x, 0)) for x in r["curve"]),
             count(r.get("entries", 0)),
             ", ".join(f"{k} {v}" for k, v in r.get("kinds", {}).items()) or None,
         ]

@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from mirrorcraft.analysis.compare import SCALE
-from mirrorcraft.report.render import Cell, Table, num, render_html, render_markdown, signed
+from mirrorcraft.report.render import (
+    Cell,
+    Table,
+    num,
+    pvalue,
+    render_html,
+    render_markdown,
+    signed,
+)
 from mirrorcraft.report.templating import fill
 
 COLUMNS = [
@@ -65,7 +73,7 @@ def _value(value: float | None, quantity: str) -> Cell:
     if value is None:
         return None
     if quantity == "p":
-        return "<0.001" if value < 0.001 else f"{value:.3f}"
+        return pvalue(value)
     return num(value, _digits(quantity))
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Context, Decimal
 from html import escape
 from typing import Any
 
@@ -41,11 +43,26 @@ class Table:
 # --- number formats ---------------------------------------------------------------------------
 
 
+_DECIMAL = Context(prec=1000, rounding=ROUND_HALF_UP)  # a float has at most 767 digits
+
+
+def fixed(value: float, digits: int) -> str:
+    """``value`` with ``digits`` decimals, rounded half away from zero on its shortest decimal
+    form (its ``repr``): 31.25 gives "31.3", 2.675 gives "2.68", as the paper rounds "to the
+    displayed precision". Python's own formatting rounds the binary value half to even
+    ("31.2"). JSON output keeps the full value; only displayed cells round."""
+    if isinstance(value, bool) or not math.isfinite(value):
+        return f"{value:.{digits}f}"
+    exact = Decimal(value) if isinstance(value, int) else Decimal(repr(float(value)))
+    return f"{_DECIMAL.quantize(exact, Decimal(1).scaleb(-digits)):f}"
+
+
 def num(value: float | None, digits: int = 1) -> Cell:
-    """A number rounded for display ("-0.0" is shown as "0.0")."""
+    """A number rounded for display, half away from zero (``fixed``); "-0.0" is shown
+    as "0.0"."""
     if value is None:
         return None
-    text = f"{value:.{digits}f}"
+    text = fixed(value, digits)
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
@@ -65,7 +82,7 @@ def pm(half_width: float | None, digits: int = 1) -> Cell:
 def pvalue(p: float | None) -> Cell:
     if p is None:
         return None
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+    return "<0.001" if p < 0.001 else fixed(p, 3)
 
 
 def count(n: int | None) -> Cell:
