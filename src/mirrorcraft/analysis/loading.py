@@ -129,6 +129,7 @@ _EPISODE_CHECKS: dict[str, tuple[Check, str]] = {
         "an object of failure kind: number of attempts, or null",
     ),
     "unusable_replies": (lambda v: v is None or _is_int(v), "an integer or null"),
+    "rules_title": (lambda v: v is None or _is_str(v), "a string or null"),
     "wall_seconds": (_is_num, "a number"),
     "template_hashes": (_dict_of(_is_str), "an object of strings"),
     "memory": (lambda v: type(v) is dict, "an object"),

@@ -170,3 +170,18 @@ def suite_title(suite: str) -> str:
         return ""
     name = doc.get("name") if isinstance(doc, dict) else None
     return name if isinstance(name, str) else ""
+
+
+def rule_change(suite: str, records: Iterable[EpisodeRecord]) -> str:
+    """What a rule set changes, for the "Rule change" column: the packaged suite's name, else
+    the ``rules_title`` its records carry (a user's own suite: its manifest's name, its
+    datapack's description or what it changes; the most frequent one if a resumed run's
+    records differ), else ""."""
+    title = suite_title(suite)
+    if title:
+        return title
+    counts: dict[str, int] = {}
+    for r in records:
+        if r.rules == suite and r.rules_title:
+            counts[r.rules_title] = counts.get(r.rules_title, 0) + 1
+    return min(counts, key=lambda t: (-counts[t], t)) if counts else ""

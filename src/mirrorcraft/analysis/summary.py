@@ -33,9 +33,9 @@ from mirrorcraft.analysis.metrics import (
     mean_actions,
     mean_cost,
     mean_score,
+    rule_change,
     success_rate,
     suite_order,
-    suite_title,
     task_order,
 )
 from mirrorcraft.analysis.paired import (
@@ -198,7 +198,7 @@ def _suites(hidden: Sequence[EpisodeRecord], index: PairIndex) -> list[Row]:
         rows.append(
             {
                 "suite": suite,
-                "title": suite_title(suite),
+                "title": rule_change(suite, mirror),
                 "mirror": sides["mirror"],
                 "paired": sides["paired"],
                 "unpaired": sides["unpaired"],

@@ -9,7 +9,7 @@ from pathlib import Path
 from mirrorcraft.datapack.manifest import Manifest
 from mirrorcraft.datapack.suites import ManifestError, find_suite, load_manifest_file, suite_pack
 from mirrorcraft.rules.errors import RulesError
-from mirrorcraft.rules.pack import MAX_FILES, MAX_PACK_BYTES, PackData
+from mirrorcraft.rules.pack import MAX_FILES, MAX_PACK_BYTES, PackData, load_pack
 from mirrorcraft.rules.ruleset import RuleSet, vanilla_ruleset
 
 VANILLA = "vanilla"
@@ -136,3 +136,55 @@ def _load_rules(name: str) -> RuleSet:
     raise UnknownRuleSetError(
         f"unknown rule set {name!r}: not 'vanilla', a suite id (M01-M06) or an existing path"
     )
+
+
+TITLE_NAMES = 6
+"""How many changed resources a datapack's derived title names before "and N more"."""
+
+
+@lru_cache(maxsize=32)
+def rules_title(name: str) -> str | None:
+    """What a user's rule set changes, in a line for the report (never for the agent): a
+    manifest's ``name``, else the datapack's own ``pack.mcmeta`` description, else the
+    resources it writes that differ from vanilla ("changes loot_tables: blocks/gravel").
+    None for vanilla and the packaged suites (the analysis reads their manifests) and for
+    a name that is not a readable rule set here."""
+    if name == VANILLA or find_suite(name) is not None:
+        return None
+    path = Path(name)
+    try:
+        if not path.exists():
+            return None
+        if is_manifest_path(path):
+            manifest = load_manifest_file(path)
+            return (manifest.name or manifest.description).strip() or None
+        description = load_pack(path).description.strip()
+        if description:
+            return " ".join(description.split())[:200]
+        rules = resolve_rules(name)
+    except (RulesError, ManifestError, OSError, ValueError):
+        return None
+    return _changes_line(rules)
+
+
+def _changes_line(rules: RuleSet) -> str | None:
+    """The resources the rule set's own (last) pack writes that differ from vanilla's."""
+    vanilla = vanilla_rules().documents
+    own = rules.packs[-1] if rules.packs else ""
+    changed: dict[str, list[str]] = {}
+    for (category, location), doc in sorted(rules.documents.items()):
+        if (
+            rules.sources.get((category, location)) == own
+            and vanilla.get((category, location)) != doc
+        ):
+            changed.setdefault(category, []).append(location.removeprefix("minecraft:"))
+    if not changed:
+        return "no change from vanilla"
+    names = [(c, n) for c, ns in changed.items() for n in ns]
+    shown: dict[str, list[str]] = {}
+    for category, location in names[:TITLE_NAMES]:
+        shown.setdefault(category, []).append(location)
+    line = "changes " + "; ".join(f"{c}: {', '.join(ns)}" for c, ns in shown.items())
+    if len(names) > TITLE_NAMES:
+        line += f" and {len(names) - TITLE_NAMES} more"
+    return line

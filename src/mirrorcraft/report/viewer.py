@@ -15,7 +15,7 @@ from html import escape
 from typing import Any
 
 from mirrorcraft.analysis.diagnostics import changed_rule, rule_encounters
-from mirrorcraft.analysis.metrics import suite_title
+from mirrorcraft.analysis.metrics import rule_change
 from mirrorcraft.report.templating import fill
 from mirrorcraft.runner.records import EpisodeRecord, StepRecord
 
@@ -78,7 +78,7 @@ def _link(r: EpisodeRecord, label: str | None = None) -> str:
 
 def _condition(v: EpisodeView) -> str:
     r = v.record
-    rules = r.rules if r.rules == "vanilla" else f"{r.rules} {suite_title(r.rules)}".strip()
+    rules = r.rules if r.rules == "vanilla" else f"{r.rules} {rule_change(r.rules, [r])}".strip()
     cost = "unknown" if r.cost_usd is None else f"{r.cost_usd:.4f}"
     rows = [
         ("World", _e(f"{r.world} ({r.biome})")),

@@ -18,6 +18,7 @@ from mirrorcraft import __version__
 from mirrorcraft.agents.base import Agent, EpisodeContext, Usage
 from mirrorcraft.agents.plugins import AgentInitError
 from mirrorcraft.backends.base import EpisodeBackend
+from mirrorcraft.backends.rulesets import rules_title
 from mirrorcraft.backends.sim import SimEpisode, StepOutcome
 from mirrorcraft.body.actions import Action, action_signature, parse_action
 from mirrorcraft.body.config import body_fingerprint
@@ -257,6 +258,7 @@ async def run_episode(
         world=spec.world,
         biome=loaded.world.biome,
         rules=spec.rules_name,
+        rules_title=rules_title(spec.rules_name),
         task=spec.task.id,
         agent=spec.agent,
         model=spec.model,

@@ -106,6 +106,12 @@ class EpisodeRecord:
     """MineEvolve and the baselines: the episode's figures (calls by purpose, memory calls,
     plans, retrieval, store size by kind); in accumulation runs also phase, variant,
     checkpoint, the store and its version (see docs/mineevolve.md). Empty otherwise."""
+    rules_title: str | None = None
+    """What a user's rule set changes, for the report's "Rule change" column: its manifest's
+    name, its datapack's description, or the resources it changes from vanilla
+    (``backends.rulesets.rules_title``). None for vanilla and the packaged suites (their
+    names are read from the packaged manifests), and left out of the JSON then. Never shown
+    to the agent."""
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -152,7 +158,7 @@ class EpisodeRecord:
         return cls(**data)
 
 
-UNRECORDED_WHEN_NONE = ("failed_attempts", "unusable_replies")
+UNRECORDED_WHEN_NONE = ("failed_attempts", "unusable_replies", "rules_title")
 """Fields added after records were first stored: absent from a record (None here) means "not
 recorded", which is not 0; they are left out of the JSON then, so such a record reads as it
 always did."""

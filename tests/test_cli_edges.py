@@ -1,0 +1,101 @@
+"""What a researcher meets at the edges of the CLI: their own rule suites in the tables, a
+progress reader that goes away, and options every parser has that the docs must name."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from tests.runcli import env, ok_records
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _env() -> dict[str, str]:
+    """The fake key, and these sources first on the path from any working folder."""
+    variables = env()
+    paths = [str(ROOT / "src"), *filter(None, variables.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**variables, "PYTHONPATH": os.pathsep.join(paths)}
+
+
+def _mc(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mirrorcraft.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(),
+        cwd=cwd,
+    )
+
+
+def _gravel_pack(folder: Path, description: str) -> Path:
+    (folder / "data/minecraft/loot_tables/blocks").mkdir(parents=True)
+    meta = {"pack": {"pack_format": 10, "description": description}}
+    (folder / "pack.mcmeta").write_text(json.dumps(meta))
+    table = {
+        "type": "minecraft:block",
+        "pools": [{"rolls": 1, "entries": [{"type": "minecraft:item", "name": "minecraft:flint"}]}],
+    }
+    (folder / "data/minecraft/loot_tables/blocks/gravel.json").write_text(json.dumps(table))
+    return folder
+
+
+def _spec(folder: Path, rules: list[str], agents: list[str] | None = None) -> Path:
+    spec = {
+        "schema_version": 1,
+        "name": "edges",
+        "worlds": ["plains-1"],
+        "rules": rules,
+        "tasks": ["diamond"],
+        "agents": agents or ["vanilla-planner"],
+        "repetitions": 1,
+        "seed": 0,
+    }
+    path = folder / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def test_users_own_suites_show_what_they_change(tmp_path: Path) -> None:
+    """A user's suite (a manifest, or a datapack) showed "–" as its rule change in the tables
+    and the report. Now a manifest shows its name, a datapack its pack.mcmeta description, and
+    a datapack without one the resources it changes from vanilla; records carry it for the
+    report only (the packaged suites' records are unchanged)."""
+    shutil.copy(ROOT / "examples/my_suite.yaml", tmp_path / "mine.yaml")
+    _gravel_pack(tmp_path / "bare", "")
+    _gravel_pack(tmp_path / "told", "Gravel gives flint, every time")
+    spec = _spec(tmp_path, ["vanilla", "M04", "mine.yaml", "bare", "told"])
+    run = _mc("run", str(spec), "--out", "out", "--no-report", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    records = ok_records(tmp_path / "out/results.sqlite")
+    titles = {r["rules"]: r.get("rules_title", "(absent)") for r in records.values()}
+    assert titles == {
+        "vanilla": "(absent)",
+        "M04": "(absent)",
+        "mine.yaml": "Gravel flint",
+        "bare": "changes loot_tables: blocks/gravel",
+        "told": "Gravel gives flint, every time",
+    }
+    analyzed = _mc("analyze", "out/results.sqlite", "--json", cwd=tmp_path)
+    assert analyzed.returncode == 0, analyzed.stderr
+    rows = {r["suite"]: r["title"] for r in json.loads(analyzed.stdout)["suites"]}
+    assert rows == {
+        "M04": "Compressed resource drops",
+        "mine.yaml": "Gravel flint",
+        "bare": "changes loot_tables: blocks/gravel",
+        "told": "Gravel gives flint, every time",
+        "pooled": "All suites",
+    }
+    text = _mc("analyze", "out/results.sqlite", cwd=tmp_path).stdout
+    suites = text.split("by rule suite")[1].split("\n\n")[0]
+    assert "–" not in suites and "Gravel flint" in suites
+    report = _mc("report", "out/results.sqlite", "--out", "rep", "--no-viewer", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert "changes loot_tables: blocks/gravel" in (tmp_path / "rep/index.html").read_text()
