@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.runcli import env, ok_records
@@ -99,3 +100,56 @@ def test_users_own_suites_show_what_they_change(tmp_path: Path) -> None:
     report = _mc("report", "out/results.sqlite", "--out", "rep", "--no-viewer", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     assert "changes loot_tables: blocks/gravel" in (tmp_path / "rep/index.html").read_text()
+
+
+def test_a_run_outlives_the_reader_of_its_output(tmp_path: Path) -> None:
+    """``mirrorcraft run ... 2>&1 | head -1``: once head exited, the run's next line met a
+    closed pipe and the run ended there with status 0, its episodes unstored (or, later, its
+    report unwritten). Now it goes on writing nowhere: every episode is stored, the report
+    is written, and the status is the run's own."""
+    spec = _spec(tmp_path, ["vanilla", "M04"], ["vanilla-planner", "adaptive-planner"])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mirrorcraft.cli", "run", str(spec), "--out", "out"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=_env(),
+        cwd=tmp_path,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith(b"experiment edges: 4 episodes")
+    proc.stdout.close()  # the reader goes away
+    assert proc.wait(timeout=600) == 0
+    records = ok_records(tmp_path / "out/results.sqlite")
+    assert len(records) == 4
+    assert (tmp_path / "out/report/index.html").is_file()
+
+
+@pytest.mark.parametrize("command", ["analyze", "export"])
+def test_reading_commands_end_quietly_when_their_reader_goes_away(
+    tmp_path: Path, command: str
+) -> None:
+    """``analyze ... | head`` and ``export --out /dev/stdout | head`` end with status 0 and
+    nothing on standard error. Export to /dev/stdout (or a named pipe) used to wait forever:
+    it read the destination first, to refuse writing over a SQLite file."""
+    spec = _spec(tmp_path, ["vanilla", "M04"])
+    assert _mc("run", str(spec), "--out", "out", "--no-report", cwd=tmp_path).returncode == 0
+    args = ["--out", "/dev/stdout"] if command == "export" else []
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mirrorcraft.cli", command, "out/results.sqlite", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+        cwd=tmp_path,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(8)
+    proc.stdout.close()
+    assert proc.stderr.read() == b"" and proc.wait(timeout=600) == 0
+    whole = _mc(command, "out/results.sqlite", *args, cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    if command == "export":
+        assert sorted(json.loads(line)["rules"] for line in whole.stdout.splitlines()) == [
+            "M04",
+            "vanilla",
+        ]
+        assert whole.stderr == "wrote 2 episode records to /dev/stdout\n"

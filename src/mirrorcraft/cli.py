@@ -49,16 +49,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from mirrorcraft.analysis.loading import RecordsError
-    from mirrorcraft.commands.common import UserError
-    from mirrorcraft.runner.store import StoreError
-    from mirrorcraft.safeload import DataError
-
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    if args.command not in OUTLIVE_READER:
+        return _handle(args)
+    from mirrorcraft.commands.common import OutlivingStream
+
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = OutlivingStream(sys.stdout), OutlivingStream(sys.stderr)
+    try:
+        return _handle(args)
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        sys.stdout, sys.stderr = saved
+
+
+OUTLIVE_READER = frozenset({"run", "controls", "design", "report", "export", "server"})
+"""Commands whose product is stored (results, reports, exports, saves, designs): their output
+outlives a reader that goes away (``| head``); the others end quietly with status 0."""
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from mirrorcraft.analysis.loading import RecordsError
+    from mirrorcraft.commands.common import UserError
+    from mirrorcraft.runner.store import StoreError
+    from mirrorcraft.safeload import DataError
+
     try:
         code: int = args.handler(args)
     except (UserError, StoreError, DataError, RecordsError) as exc:

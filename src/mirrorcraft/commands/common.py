@@ -73,3 +73,43 @@ def parse_json_arg(text: str, what: str) -> Any:
         return parse_json(text, what)
     except DataError as exc:
         raise UserError(str(exc)) from None
+
+
+class OutlivingStream:
+    """A text stream that outlives its reader. Once a write or flush meets a closed pipe
+    (``mirrorcraft run ... 2>&1 | head`` after ``head`` exited), the descriptor is pointed
+    at the null device, so this process (and a worker process that inherited it, or code
+    writing to the descriptor itself) goes on writing nowhere instead of failing: a run
+    keeps running, stores every episode and ends with its own status."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self.inner.write(text))
+        except BrokenPipeError:
+            self._lose()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.inner.flush()
+        except BrokenPipeError:
+            self._lose()
+
+    def _lose(self) -> None:
+        import contextlib
+        import os
+
+        self.gone = True
+        with contextlib.suppress(OSError, ValueError):  # not a file: a test's capture
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self.inner.fileno())
+            os.close(null)
+        with contextlib.suppress(OSError, ValueError):
+            self.inner.flush()  # what was buffered goes to the null device now
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

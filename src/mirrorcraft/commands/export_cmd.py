@@ -170,6 +170,8 @@ def _refuse_database(out: Path) -> None:
     would otherwise replace a run's results (its own input, even) with the export."""
     if out.is_dir():
         raise UserError(f"--out {out} is a directory: name the file to write")
+    if not out.is_file():
+        return  # absent, or a stream (/dev/stdout, a named pipe): reading one would wait forever
     try:
         with out.open("rb") as f:
             head = f.read(len(SQLITE_HEADER))
@@ -252,6 +254,15 @@ def run(args: argparse.Namespace) -> int:
         "csv": _csv_writer(args.csv_raw),
     }.get(args.format) or _parquet_writer()
     records = _records(args)
+    if out.exists() and not out.is_file():  # /dev/stdout, a named pipe: written as it goes
+        try:
+            write(out, records)
+        except BrokenPipeError:
+            return 0  # its reader went away (``| head``): end quietly, as analyze does
+        except OSError as exc:
+            raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+        print(f"wrote {len(records)} episode records to {out}", file=sys.stderr)
+        return 0
     target = out.resolve() if out.is_symlink() else out  # a link keeps pointing at the export
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     try:

@@ -12,10 +12,10 @@ from mirrorcraft.runner.fault_report import kinds_note
 
 
 class Progress:
-    def __init__(self, total: int, stream: Any = sys.stderr):
+    def __init__(self, total: int, stream: Any = None):
         self.total, self.done, self.failed, self.running, self.left = total, 0, 0, 0, 0
         self.start = time.monotonic()
-        self.stream = stream
+        self.stream = stream if stream is not None else sys.stderr  # as it is now, not at import
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self._last = 0.0
         self.fault_kinds: Counter[str] = Counter()
