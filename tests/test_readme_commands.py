@@ -29,6 +29,7 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -341,6 +342,48 @@ def test_every_documented_option_exists() -> None:
             if re.fullmatch(r"--[a-z][\w-]*", option) and option not in known:
                 unknown.append(f"{where}: {program} {' '.join(args)}: {option}")
     assert not unknown, "\n".join(unknown)
+
+
+def _parser_options(
+    parser: argparse.ArgumentParser, words: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], str]]:
+    """(subcommand words, option) for every long option of every parser under ``parser``."""
+    for action in parser._actions:
+        for option in action.option_strings:
+            if option.startswith("--") and option != "--help":
+                yield words, option
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parser_options(sub, (*words, name))
+
+
+def test_every_option_is_documented() -> None:
+    """The reverse of the check above: options no doc named (``run --no-report``, ``play
+    --observe``, ``controls --skip-integrity``, ``server prepare --no-generate``...) were
+    found only by reading --help. Each option of each subcommand must be written in a
+    documented invocation of that subcommand, or in a paragraph of the README or the docs
+    that also names the subcommand's words."""
+    from mirrorcraft.cli import build_parser
+
+    paragraphs = [
+        p for path in (README, *DOCS) for p in re.split(r"\n\s*\n", path.read_text("utf-8"))
+    ]
+    invocations = [a for _w, prog, a in documented_invocations() if prog == "mirrorcraft"]
+    missing = []
+    for words, option in _parser_options(build_parser()):
+        written = re.compile(re.escape(option) + r"(?![\w-])")
+        if any(
+            a[: len(words)] == list(words) and any(w.split("=")[0] == option for w in a)
+            for a in invocations
+        ):
+            continue
+        if any(
+            written.search(p) and all(re.search(rf"\b{re.escape(w)}\b", p) for w in words)
+            for p in paragraphs
+        ):
+            continue
+        missing.append(f"mirrorcraft {' '.join(words)} {option}".replace("  ", " "))
+    assert not missing, "options no doc describes:\n" + "\n".join(missing)
 
 
 PLAY = [sys.executable, "-m", "mirrorcraft.cli", "play"]
