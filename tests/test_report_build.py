@@ -359,3 +359,19 @@ def test_index_says_why_rows_were_left_out(tmp_path: Path) -> None:
     assert "left out: 1 episode(s) whose step rows disagree with actions_used" in text
     assert "infrastructure record(s) (trace_mismatch)" not in text
     assert "left out: 1 infrastructure record(s) (x), never scored" in text
+
+
+def test_small_episode_list_puts_hidden_runs_first(db_report: Path) -> None:
+    """Within one agent and model, the one-page episode list put the runs told the rules
+    ('react w/rules') before the hidden ones ('react'), the other way round from the tables
+    and the split list. Hidden runs, the main condition, now come first."""
+    html = (db_report / "episodes.html").read_text(encoding="utf-8")
+    rows = re.findall(r"<tr><td[^>]*>.*?</td><td[^>]*>([^<]*)</td><td[^>]*>([^<]*)</td>", html)
+    react = [(config, model) for config, model in rows if config.startswith("react")]
+    assert react, "no react rows"
+    for model in ("deepseek", "gemini"):
+        labels = [c for c, m in react if m == model]
+        told = labels.index("react w/rules")
+        assert "react w/rules" in labels and "react" in labels[:told]
+        assert all(c == "react" for c in labels[:told])
+        assert all(c == "react w/rules" for c in labels[told:])

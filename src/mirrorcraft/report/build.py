@@ -29,6 +29,7 @@ from mirrorcraft import __version__
 from mirrorcraft.analysis.coverage import writing_run
 from mirrorcraft.analysis.loading import LoadedResults, StepReader
 from mirrorcraft.analysis.metrics import (
+    HIDDEN,
     agent_order,
     suite_order,
     task_order,
@@ -150,7 +151,8 @@ def _index_html(
 def _episode_order(r: EpisodeRecord) -> tuple[Any, ...]:
     return (
         agent_order(r.agent),
-        r.disclosure,
+        r.disclosure
+        != HIDDEN,  # an agent's hidden runs (the main condition) first, as in the tables
         r.model,
         task_order(r.task),
         r.world,
