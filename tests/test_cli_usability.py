@@ -108,6 +108,8 @@ def test_controls_accepts_comma_separated_worlds(capsys: pytest.CaptureFixture[s
     )
     doc = json.loads(capsys.readouterr().out)
     assert code == 0 and {r["world"] for r in doc["rows"]} == {"plains-1", "taiga-1"}
+    # --json said "passed": true and "integrity_leaks": [] without saying no scan was made
+    assert doc["integrity_scan"] == "skipped" and doc["integrity_leaks"] == []
 
 
 def _options_without_help(parser: argparse.ArgumentParser, path: str) -> list[str]:

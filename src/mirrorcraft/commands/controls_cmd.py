@@ -107,15 +107,16 @@ def run(args: argparse.Namespace) -> int:
         else [leak for r in rules for t in tasks for leak in scan_episode(worlds[0], r, t)]
     )
     if args.json:
-        print(json.dumps(_as_json(report, leaks), indent=2, sort_keys=True))
+        print(json.dumps(_as_json(report, leaks, args.skip_integrity), indent=2, sort_keys=True))
     else:
         print(_as_text(report, leaks, args.skip_integrity))
     return 0 if report.passed and not leaks else 1
 
 
-def _as_json(report: ControlReport, leaks: list[Any]) -> dict[str, Any]:
+def _as_json(report: ControlReport, leaks: list[Any], skipped: bool) -> dict[str, Any]:
     return {
         "passed": report.passed and not leaks,
+        "integrity_scan": "skipped" if skipped else "done",
         "rows": [dict(r.__dict__, passed=r.passed) for r in report.rows],
         "observability": [dict(o.__dict__, passed=o.passed) for o in report.observability],
         "changes_on_no_route": [
