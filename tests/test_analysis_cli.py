@@ -203,7 +203,7 @@ def test_malformed_jsonl_is_one_line_exit_2(
     argv = [command, str(path)] + (["--out", str(tmp_path / "out")] if command == "report" else [])
     code, _, err = run_cli(argv, capsys)
     assert code == 2
-    assert err.count("\n") == 1 and "r.jsonl:2: not valid JSON" in err
+    assert err.count("\n") == 1 and "r.jsonl:2: unreadable episode record: not valid JSON" in err
 
 
 def test_bad_options_are_user_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

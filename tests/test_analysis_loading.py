@@ -65,7 +65,7 @@ def test_database_opened_read_only_refuses_writes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("{not json\n", "r.jsonl:2: not valid JSON"),
+        ("{not json\n", "r.jsonl:2: unreadable episode record: not valid JSON"),
         ("[1, 2]\n", "r.jsonl:2: bad episode record: expected a JSON object"),
     ],
 )
@@ -144,7 +144,7 @@ def test_corrupt_unknown_and_missing_files(tmp_path: Path) -> None:
         load_records(tmp_path)
     binary = tmp_path / "b.jsonl"
     binary.write_bytes(b"\xff\xfe\x00garbage\n")
-    with pytest.raises(RecordsError, match=r"b\.jsonl:1: not UTF-8"):
+    with pytest.raises(RecordsError, match=r"b\.jsonl:1: unreadable episode record: not UTF-8"):
         load_records(binary)
 
 
@@ -171,7 +171,9 @@ def test_bad_record_in_database_names_the_episode(tmp_path: Path) -> None:
     with con:
         con.execute("DELETE FROM episodes WHERE episode_id = 'ep-7'")
     con.close()
-    with pytest.raises(RecordsError, match="episode 'ep-8': not valid JSON"):
+    with pytest.raises(
+        RecordsError, match="episode 'ep-8': unreadable episode record: not valid JSON"
+    ):
         load_records(path)
 
 

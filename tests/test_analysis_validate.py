@@ -190,7 +190,7 @@ def test_cli_refuses_inconsistent_records_with_exit_2(
     code, out, err = run_cli([command, str(_mixed(tmp_path)), *out_dir], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "r.jsonl:3: inconsistent episode record: score 65" in err
-    assert "(1 more inconsistent record(s); --skip-invalid leaves them out)" in err
+    assert "(1 more record(s) like it; --skip-invalid leaves them out)" in err
     assert not (tmp_path / "out").exists()
 
 

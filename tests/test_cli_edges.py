@@ -153,3 +153,52 @@ def test_reading_commands_end_quietly_when_their_reader_goes_away(
             "vanilla",
         ]
         assert whole.stderr == "wrote 2 episode records to /dev/stdout\n"
+
+
+def test_a_record_cut_short_can_be_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A JSONL file whose last line was cut short (its writer killed), or a database row
+    that is not JSON (NaN in it), stopped analyze, report and export even with
+    --skip-invalid: the other records could not be read without editing the file. Such a
+    record is now refused like an inconsistent one (with the hint), or left out and listed."""
+    import sqlite3
+
+    from tests.test_analysis_cli import run_cli
+    from tests.test_analysis_helpers import synthetic_study, write_db, write_jsonl
+
+    records, steps = synthetic_study(seed=5, worlds=("plains-1",), reps=1, models=("m",))
+    jsonl = write_jsonl(tmp_path / "r.jsonl", records)
+    text = jsonl.read_text(encoding="utf-8")
+    jsonl.write_text(text[: len(text) - 40], encoding="utf-8")
+    db = write_db(tmp_path / "r.db", records, steps)
+    with sqlite3.connect(db) as con:
+        con.execute(
+            "UPDATE episodes SET record = replace(record, '\"wall_seconds\": 0.0', "
+            "'\"wall_seconds\": NaN') WHERE episode_id = ?",
+            (records[0].episode_id,),
+        )
+    last = len(text.splitlines())
+    code, _, err = run_cli(["analyze", str(jsonl)], capsys)
+    assert code == 2
+    assert f"r.jsonl:{last}: unreadable episode record: not valid JSON" in err
+    assert "--skip-invalid leaves such records out" in err
+    code, _, err = run_cli(["analyze", str(db)], capsys)
+    assert code == 2 and "NaN is not a number JSON allows" in err
+    for source in (jsonl, db):
+        code, out, err = run_cli(["analyze", str(source), "--skip-invalid", "--json"], capsys)
+        assert code == 0, err
+        doc = json.loads(out)
+        assert doc["episodes"]["total"] == len(records) - 1
+        assert len(doc["episodes"]["invalid"]) == 1
+        report = tmp_path / f"rep-{source.suffix[1:]}"
+        code, _, err = run_cli(
+            ["report", str(source), "--skip-invalid", "--out", str(report)], capsys
+        )
+        assert code == 0 and (report / "index.html").is_file(), err
+        out_file = tmp_path / f"e-{source.suffix[1:]}.jsonl"
+        code, _, err = run_cli(
+            ["export", str(source), "--skip-invalid", "--out", str(out_file)], capsys
+        )
+        assert code == 0, err
+        assert len(out_file.read_text().splitlines()) == len(records) - 1

@@ -223,7 +223,8 @@ def mirror_flag_problem(doc: Any) -> list[str]:
     return []
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, EpisodeRecord, list[str]]]:
+def _iter_jsonl(path: Path) -> Iterator[tuple[int, EpisodeRecord | str, list[str]]]:
+    """(line, the record or why it cannot be read, its extra problems) of each line."""
     try:
         handle = path.open("rb")
     except OSError as exc:
@@ -236,16 +237,22 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, EpisodeRecord, list[str]]]:
                     continue
                 doc = parse_json(text, str(path), line=n)
             except DataError as exc:
-                raise RecordsError(str(exc)) from None
+                yield n, exc.problem, []
+                continue
             try:
-                yield n, parse_episode(doc), mirror_flag_problem(doc)
+                record = parse_episode(doc)
             except (ValueError, TypeError) as exc:
-                raise RecordsError(f"{path}:{n}: bad episode record: {exc}") from None
+                yield n, f"bad: {exc}", []
+                continue
+            yield n, record, mirror_flag_problem(doc)
 
 
 def _load_jsonl(path: Path, checker: _Checker) -> LoadedResults:
     seen: dict[str, int] = {}
     for line, record, extra in _iter_jsonl(path):
+        if isinstance(record, str):
+            checker.unreadable(f"{path}:{line}", "", record)
+            continue
         if record.episode_id in seen:
             raise RecordsError(
                 f"{path}:{line}: episode_id {record.episode_id!r} already used on line "
@@ -346,15 +353,16 @@ def _load_sqlite(path: Path, checker: _Checker) -> LoadedResults:
         if status != "ok":
             checker.excluded[str(status)] += 1
             continue
+        where = f"{path}: episode {episode_id!r}"
         try:
             doc = parse_json(text, str(path))
             record = parse_episode(doc)
         except DataError as exc:
-            raise RecordsError(f"{path}: episode {episode_id!r}: {exc.problem}") from None
+            checker.unreadable(where, str(episode_id), exc.problem)
+            continue
         except (ValueError, TypeError) as exc:
-            raise RecordsError(
-                f"{path}: episode {episode_id!r}: bad episode record: {exc}"
-            ) from None
+            checker.unreadable(where, str(episode_id), f"bad: {exc}")
+            continue
         if record.episode_id != episode_id:
             raise RecordsError(
                 f"{path}: episode {episode_id!r}: record says episode_id {record.episode_id!r}"
@@ -399,6 +407,14 @@ class _Checker:
             self.invalid.append(InvalidRecord(where, record.episode_id, "; ".join(problems)))
             return
         self.records.append(record)
+
+    def unreadable(self, where: str, episode_id: str, reason: str) -> None:
+        """A record that cannot be read (``reason``; ``bad: ...`` when it is JSON but not an
+        episode record): refused like an inconsistent one, or left out and listed with
+        ``--skip-invalid`` (a JSONL file whose last line was cut short, say)."""
+        bad = reason.startswith("bad: ")
+        why = reason.removeprefix("bad: ")
+        self.invalid.append(InvalidRecord(where, episode_id, why, "bad" if bad else "unreadable"))
 
     def result(self, path: Path, kind: str) -> LoadedResults:
         if self.invalid and not self.skip_invalid:

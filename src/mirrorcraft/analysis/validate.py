@@ -64,9 +64,13 @@ class InvalidRecord:
     """``file:line`` for JSONL, ``file: episode 'id'`` for a database."""
     episode_id: str
     reason: str
+    kind: str = "inconsistent"
+    """``inconsistent`` (read, but it contradicts itself), ``bad`` (JSON, but not an episode
+    record: a field missing or of the wrong type) or ``unreadable`` (not JSON: a line cut
+    short when its writer was killed, say)."""
 
     def message(self) -> str:
-        return f"{self.where}: inconsistent episode record: {self.reason}"
+        return f"{self.where}: {self.kind} episode record: {self.reason}"
 
     def to_json(self) -> dict[str, str]:
         return {"where": self.where, "episode_id": self.episode_id, "reason": self.reason}
@@ -345,5 +349,5 @@ def refusal(invalid: Sequence[InvalidRecord]) -> str:
     """The one-line error for inconsistent records (the first, and how many in all)."""
     first = invalid[0].message()
     more = len(invalid) - 1
-    tail = f" ({more} more inconsistent record(s); --skip-invalid leaves them out)" if more else ""
+    tail = f" ({more} more record(s) like it; --skip-invalid leaves them out)" if more else ""
     return first + (tail or " (--skip-invalid leaves such records out)")
