@@ -202,3 +202,18 @@ def test_a_record_cut_short_can_be_left_out(
         )
         assert code == 0, err
         assert len(out_file.read_text().splitlines()) == len(records) - 1
+
+
+def test_a_run_folder_given_as_results_names_its_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``mirrorcraft analyze runs/default`` (the folder run wrote, not its database) said
+    only "is a directory, not a results file"; it now names the file to give."""
+    from tests.test_analysis_cli import run_cli
+    from tests.test_analysis_helpers import synthetic_study, write_db
+
+    records, steps = synthetic_study(seed=5, worlds=("plains-1",), reps=1, models=("m",))
+    write_db(tmp_path / "results.sqlite", records, steps)
+    code, _, err = run_cli(["analyze", str(tmp_path)], capsys)
+    assert code == 2
+    assert f"name its results database, {tmp_path / 'results.sqlite'}" in err

@@ -428,7 +428,9 @@ def _sniff(path: Path) -> str:
     if not path.exists():
         raise RecordsError(f"no such results file: {path}")
     if path.is_dir():
-        raise RecordsError(f"{path} is a directory, not a results file")
+        inside = path / "results.sqlite"
+        hint = f": name its results database, {inside}" if inside.is_file() else ""
+        raise RecordsError(f"{path} is a directory, not a results file{hint}")
     if path.suffix.lower() == ".jsonl":
         return "jsonl"
     try:
