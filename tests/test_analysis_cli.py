@@ -84,7 +84,7 @@ def test_json_output_keys_are_stable(study_db: Path, capsys: pytest.CaptureFixtu
     }  # fmt: skip
     assert set(row["rie_sr_ci"]) == {"half_width", "low", "high", "half_width_ac", "degenerate"}
     assert set(doc["within_suite"]) == {
-        "threshold", "tasks", "compared", "rie", "tests", "family_size",
+        "threshold", "tasks", "compared", "rie", "tests", "family_size", "family",
     }  # fmt: skip
     assert doc["suites"][-1]["suite"] == "pooled"
     assert set(doc["breakdowns"]) == {"task", "biome", "model"}

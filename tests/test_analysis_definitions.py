@@ -226,6 +226,29 @@ def test_a_suite_run_only_with_disclosed_rules_is_not_in_the_bonferroni_family(
     assert "Not in the family: M05/m1, M05/m2" in out
 
 
+def test_the_bonferroni_family_of_testable_tests_is_an_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The paper's design has no undefined Q test, so whether one counts in the family is a
+    reading: ``--bonferroni testable`` counts only the tests with at least two compared
+    configurations' RIEs (here M01 and M02 with m1, not m2's one-configuration tests)."""
+    design = summarize(_compared_records())["within_suite"]
+    testable = summarize(_compared_records(), family="testable")["within_suite"]
+    assert (design["family"], design["family_size"]) == ("design", 4)
+    assert (testable["family"], testable["family_size"]) == ("testable", 2)
+    tests = {(t["suite"], t["model"]): t for t in testable["tests"]}
+    assert [k for k, t in tests.items() if t["in_family"]] == [("M01", "m1"), ("M02", "m1")]
+    p = tests[("M01", "m1")]["p"]
+    assert tests[("M01", "m1")]["p_bonferroni"] == pytest.approx(min(1.0, 2 * p), rel=1e-12)
+    assert tests[("M01", "m2")]["in_family"] is False and tests[("M01", "m2")]["q"] is None
+    path = write_jsonl(tmp_path / "c.jsonl", _compared_records())
+    code, out, _ = run_cli(["analyze", str(path), "--bonferroni", "testable"], capsys)
+    assert code == 0 and "(Bonferroni over 2 tests)" in out
+    assert "Not in the family: M01/m2, M02/m2 (fewer than two compared configurations" in out
+    code, out, _ = run_cli(["analyze", str(path), "--json"], capsys)
+    assert code == 0 and json.loads(out)["within_suite"]["family"] == "design"
+
+
 # --- horizon -----------------------------------------------------------------------------------
 
 

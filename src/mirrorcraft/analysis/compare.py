@@ -41,7 +41,7 @@ from mirrorcraft.analysis.metrics import (
 )
 from mirrorcraft.analysis.paired import ALL, SCORE, SR, Estimate, PairIndex, disclosure_split, rie
 from mirrorcraft.analysis.reference import Reference, Row
-from mirrorcraft.analysis.sections import disclosure_section, within_suite_section
+from mirrorcraft.analysis.sections import DESIGN_FAMILY, disclosure_section, within_suite_section
 from mirrorcraft.analysis.stats import Z95, mean_variance
 from mirrorcraft.runner.records import EpisodeRecord
 
@@ -128,9 +128,10 @@ def _strata(r: EpisodeRecord) -> tuple[str, str]:
 
 
 class Builder:
-    def __init__(self, strata: str = CONFIGURATION_STRATA) -> None:
+    def __init__(self, strata: str = CONFIGURATION_STRATA, family: str = DESIGN_FAMILY) -> None:
         self.rows: list[dict[str, Any]] = []
         self.strata = strata
+        self.family = family
         """The strata reading of the intervals and tests (``estimates.STRATA``)."""
 
     def add(
@@ -434,7 +435,7 @@ def _tests(
     b: Builder, ref: Reference, recs: Records, threshold: float, tasks: Sequence[str]
 ) -> None:
     index = PairIndex(recs, b.strata)
-    within = within_suite_section(recs, index, threshold, tasks)["tests"]
+    within = within_suite_section(recs, index, threshold, tasks, b.family)["tests"]
     _, disclosure_tests = disclosure_section(recs, index)
     yours: dict[tuple[str, str, str], Row] = {}
     for t in within:
@@ -506,15 +507,17 @@ def compare(
     threshold: float = 50.0,
     compared_tasks: Sequence[str] = ("iron_armor", "diamond"),
     strata: str = CONFIGURATION_STRATA,
+    family: str = DESIGN_FAMILY,
 ) -> dict[str, Any]:
     """Every published quantity beside yours (see the module docstring); ``strata`` is the
-    reading of the paper's strata that your intervals use (``estimates.STRATA``).
+    reading of the paper's strata that your intervals use (``estimates.STRATA``), ``family``
+    the tests your Bonferroni family counts (``sections.FAMILIES``).
 
     Control agents (the oracle, given the rules in force) are left out, as in ``summarize``:
     they are none of the configurations the paper's tables pool, nor members of a compared set.
     """
     recs, names = relabel([r for r in records if not is_control(r)], reference)
-    b = Builder(strata)
+    b = Builder(strata, family)
     _table2(b, reference, recs)
     scope = _table3(b, reference, recs)
     _table4(b, reference, recs)
@@ -530,6 +533,7 @@ def compare(
     return {
         "schema": COMPARE_SCHEMA,
         "strata": strata,
+        "bonferroni": family,
         "reference": reference.source.model_dump(),
         "model_families": names,
         "scope": {"table3": scope, "table11": scope},

@@ -188,11 +188,21 @@ def disclosure_section(
     return rows, tests
 
 
+DESIGN_FAMILY = "design"
+"""The Bonferroni family: every (suite, model) where a compared configuration ran the suite
+with hidden rules, defined or not (the default)."""
+TESTABLE_FAMILY = "testable"
+"""The Bonferroni family: only the (suite, model) tests with at least two compared
+configurations' RIEs, the ones a Q can be formed from."""
+FAMILIES = (DESIGN_FAMILY, TESTABLE_FAMILY)
+
+
 def within_suite_section(
     records: Sequence[EpisodeRecord],
     index: PairIndex,
     threshold: float,
     tasks: Sequence[str],
+    family: str = DESIGN_FAMILY,
 ) -> Row:
     """RIE_SR of the compared configurations per model and suite, and Cochran's Q across them.
 
@@ -203,8 +213,12 @@ def within_suite_section(
     configuration ran there, or an RIE without variance) still counts in it and is
     reported as undefined; a (suite, model) without any such run (a suite run only with
     disclosed rules, a model without a compared configuration) is listed as undefined
-    and not counted (``in_family`` false): no test was planned there.
+    and not counted (``in_family`` false): no test was planned there. The paper's design
+    has no undefined test, so it cannot tell whether one counts: ``family`` "testable"
+    counts only the tests with at least two compared configurations' RIEs.
     """
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
     compared = compared_set(records, threshold, tasks)
     task_set = set(tasks)
     suites = index.suites()
@@ -233,18 +247,23 @@ def within_suite_section(
             if not ests:
                 fields["undefined"] = _UNDEFINED_NOT_RUN
             test = {"suite": suite, "model": model, "agents": names, **fields}
-            tests.append(test | {"in_family": bool(ests)})
-    family = sum(1 for t in tests if t["in_family"])
+            counted = bool(ests) if family == DESIGN_FAMILY else len(ests) >= 2
+            tests.append(test | {"in_family": counted})
+    size = sum(1 for t in tests if t["in_family"])
     for t in tests:
-        t["p_bonferroni"] = None if t["p"] is None else bonferroni([t["p"]], family)[0]
-        t["p_ac_bonferroni"] = None if t["p_ac"] is None else bonferroni([t["p_ac"]], family)[0]
+        counted = t["in_family"]
+        t["p_bonferroni"] = None if t["p"] is None or not counted else bonferroni([t["p"]], size)[0]
+        t["p_ac_bonferroni"] = (
+            None if t["p_ac"] is None or not counted else bonferroni([t["p_ac"]], size)[0]
+        )
     return {
         "threshold": threshold,
         "tasks": list(tasks),
         "compared": compared,
         "rie": rows,
         "tests": tests,
-        "family_size": family,
+        "family_size": size,
+        "family": family,
     }
 
 

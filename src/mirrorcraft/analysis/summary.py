@@ -49,6 +49,7 @@ from mirrorcraft.analysis.paired import (
     value,
 )
 from mirrorcraft.analysis.sections import (
+    DESIGN_FAMILY,
     controls_section,
     diagnostics_section,
     disclosure_section,
@@ -275,11 +276,13 @@ def summarize(
     invalid: Sequence[dict[str, str]] = (),
     train_records: Sequence[EpisodeRecord] = (),
     strata: str = CONFIGURATION_STRATA,
+    family: str = DESIGN_FAMILY,
 ) -> dict[str, Any]:
     """Every table of the paper that the records allow, as one JSON-ready dictionary.
 
     ``strata`` says which reading of the paper's "stratified by model and task" the
-    intervals and tests use (``estimates.STRATA``; ``docs/analysis.md``).
+    intervals and tests use (``estimates.STRATA``; ``docs/analysis.md``); ``family`` which
+    tests the within-suite Bonferroni family counts (``sections.FAMILIES``).
 
     ``excluded`` counts the infrastructure records left out and ``invalid`` lists the
     inconsistent ones (both from ``load_results``). ``train_records`` are the training
@@ -307,7 +310,7 @@ def summarize(
         "configuration_suites": _configuration_suites(hidden, hidden_index),
         "disclosure": disclosure,
         "disclosure_tests": disclosure_tests,
-        "within_suite": within_suite_section(records, index, threshold, compared_tasks),
+        "within_suite": within_suite_section(records, index, threshold, compared_tasks, family),
         "horizon": horizon_section(records, checkpoints),
         "diagnostics": diagnostics_section(records),
         "controls": controls_section(controls),

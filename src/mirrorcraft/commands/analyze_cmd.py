@@ -46,6 +46,15 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
         "intervals where configurations are pooled)",
     )
     p.add_argument(
+        "--bonferroni",
+        choices=("design", "testable"),
+        default="design",
+        help="the within-suite Bonferroni family: every suite and model where a compared "
+        "configuration ran with hidden rules, undefined tests included (default; the paper's "
+        "'12 tests (6 suites and 2 models)'), or only those with at least two compared "
+        "configurations' RIEs",
+    )
+    p.add_argument(
         "--allow-empty",
         action="store_true",
         help="accept results without any evaluation episode (otherwise an error)",
@@ -172,6 +181,7 @@ def load(args: argparse.Namespace) -> tuple[LoadedResults, dict[str, Any]]:
         invalid=[i.to_json() for i in loaded.invalid],
         train_records=train,
         strata=args.strata,
+        family=args.bonferroni,
     )
     note_unfinished(summary, args.results, (r.episode_id for r in loaded.records))
     from mirrorcraft.analysis.usage import note_fault_attempts
@@ -226,7 +236,13 @@ def comparison(args: argparse.Namespace, loaded: LoadedResults) -> dict[str, Any
         reference = load_reference(name)
     except ReferenceDataError as exc:
         raise UserError(str(exc)) from None
-    return compare(loaded.records, reference, threshold=args.threshold, strata=args.strata)
+    return compare(
+        loaded.records,
+        reference,
+        threshold=args.threshold,
+        strata=args.strata,
+        family=args.bonferroni,
+    )
 
 
 def compare_report(loaded: LoadedResults, doc: dict[str, Any]) -> str:

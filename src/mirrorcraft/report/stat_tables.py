@@ -172,18 +172,29 @@ def cochran(s: Summary) -> Table | None:
         for t in w["tests"]
     ]
     compared = "; ".join(f"{m}: {', '.join(a) or 'none'}" for m, a in w["compared"].items())
+    testable = w.get("family") == "testable"
     notes = [
         f"Compared set — {compared or 'no models'}.",
         f"Bonferroni family: {w['family_size']} test{'' if w['family_size'] == 1 else 's'}, "
-        "one per suite and model where some compared configuration ran with hidden rules "
-        "(the paper's '12 tests (6 suites and 2 models)'), undefined ones included.",
+        + (
+            "one per suite and model where at least two compared configurations have an RIE "
+            "(--bonferroni testable)."
+            if testable
+            else "one per suite and model where some compared configuration ran with hidden "
+            "rules (the paper's '12 tests (6 suites and 2 models)'), undefined ones included."
+        ),
     ]
     outside = [t for t in w["tests"] if not t.get("in_family", True)]
     if outside:
         cells = ", ".join(f"{t['suite']}/{t['model']}" for t in outside)
         notes.append(
-            f"Not in the family: {cells} (no compared configuration ran there with hidden "
-            "rules, so no test was planned)."
+            f"Not in the family: {cells} ("
+            + (
+                "fewer than two compared configurations have an RIE there)."
+                if testable
+                else "no compared configuration ran there with hidden rules, so no test was "
+                "planned)."
+            )
         )
     undefined = sorted({t["undefined"] for t in w["tests"] if t["undefined"]})
     if undefined:
