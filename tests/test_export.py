@@ -18,7 +18,7 @@ import pytest
 
 from mirrorcraft.cli import main
 from mirrorcraft.commands.export_cmd import COLUMN_TYPES, COLUMNS
-from mirrorcraft.runner.records import EpisodeRecord
+from mirrorcraft.runner.records import UNRECORDED_WHEN_NONE, EpisodeRecord
 from tests.test_analysis_helpers import synthetic_study, write_db, write_jsonl
 
 
@@ -71,14 +71,28 @@ def _awkward(records: list[EpisodeRecord]) -> list[EpisodeRecord]:
                 if i % 2
                 else {},
                 template_hashes={"react": "h1"},
+                failed_attempts={"rate_limit": 2, "timeout": 1} if i % 2 else None,
+                unusable_replies=min(i % 3, r.model_calls) if i % 2 else None,
+                rules_title=None if i % 2 or r.rules == "vanilla" else 'my suite, "quoted"',
             )
         )
     return out
 
 
+def _expected(r: EpisodeRecord) -> dict[str, Any]:
+    """The record as an export row reads back: a field it did not record is a null."""
+    return {**dict.fromkeys(UNRECORDED_WHEN_NONE), **r.to_json()}
+
+
+def test_every_record_field_is_a_column() -> None:
+    """CSV and Parquet exports dropped failed_attempts, unusable_replies and rules_title:
+    a field added to the record must be exported too."""
+    assert set(COLUMNS) == set(EpisodeRecord.__dataclass_fields__) | {"is_mirror"}
+
+
 def _from_csv(name: str, cell: str) -> Any:
     kind = COLUMN_TYPES[name]
-    if cell == "" and kind != "string":
+    if cell == "" and (kind != "string" or name in UNRECORDED_WHEN_NONE):
         return None
     return {
         "string": str,
@@ -100,7 +114,7 @@ def test_export_csv_round_trips_every_field(tmp_path: Path) -> None:
     with (tmp_path / "r.csv").open(encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
     assert tuple(rows[0]) == COLUMNS
-    by_id = {r.episode_id: r.to_json() for r in records}
+    by_id = {r.episode_id: _expected(r) for r in records}
     assert len(rows) == len(records)
     for row in rows:
         assert {k: _from_csv(k, v) for k, v in row.items()} == by_id[row["episode_id"]]
@@ -135,9 +149,12 @@ def test_export_parquet_types_do_not_depend_on_the_values(tmp_path: Path) -> Non
         table = pq.read_table(out)
         schemas.append(table.schema)
         assert table.column_names == list(COLUMNS)
-        by_id = {r.episode_id: r.to_json() for r in recs}
+        by_id = {r.episode_id: _expected(r) for r in recs}
         for row in table.to_pylist():
-            doc = {k: json.loads(v) if COLUMN_TYPES[k] == "json" else v for k, v in row.items()}
+            doc = {
+                k: json.loads(v) if COLUMN_TYPES[k] == "json" and v is not None else v
+                for k, v in row.items()
+            }
             assert doc == by_id[row["episode_id"]]
     assert schemas[0] == schemas[1] == schemas[2]
     assert schemas[0].field("cost_usd").type == pa.float64()

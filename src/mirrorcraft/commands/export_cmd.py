@@ -34,25 +34,27 @@ COLUMN_TYPES: dict[str, str] = {
         ("episode_id", "experiment", "world", "biome", "rules", "task", "agent", "model",
          "disclosure", "termination", "software_version", "ruleset_fingerprint",
          "vanilla_fingerprint", "world_fingerprint", "spec_hash", "agent_error",
-         "body_fingerprint", "task_fingerprint"),
+         "body_fingerprint", "task_fingerprint", "rules_title"),
         _STR,
     ),
     **dict.fromkeys(
         ("budget", "repetition", "seed", "score", "actions_used", "model_calls",
          "prompt_tokens", "completion_tokens", "cached_calls", "estimated_calls",
-         "call_budget", "schema_version"),
+         "call_budget", "schema_version", "unusable_replies"),
         _INT,
     ),
     **dict.fromkeys(("cost_usd", "wall_seconds"), _FLOAT),
     **dict.fromkeys(("success", "is_mirror"), _BOOL),
     **dict.fromkeys(
         ("milestones", "score_trace", "signatures", "encounters", "template_hashes",
-         "agent_origin", "memory"),
+         "agent_origin", "memory", "failed_attempts"),
         _JSON,
     ),
 }  # fmt: skip
-"""Every column of a CSV or Parquet export and its type (``json``: JSON text). Nullable:
-``cost_usd`` (unknown price) and ``call_budget`` (no cap); an empty CSV cell is a null."""
+"""Every column of a CSV or Parquet export and its type (``json``: JSON text): every field of
+the record. Nullable: ``cost_usd`` (unknown price), ``call_budget`` (no cap), and the fields a
+record may not have recorded (``UNRECORDED_WHEN_NONE``: ``failed_attempts``,
+``unusable_replies``, ``rules_title``); an empty CSV cell is a null."""
 COLUMNS = tuple(sorted(COLUMN_TYPES))
 _TEXT_COLUMNS = tuple(name for name in COLUMNS if COLUMN_TYPES[name] == _STR)
 """The columns a CSV export guards against formulas (JSON text starts with ``{``, ``[`` or a
@@ -134,7 +136,7 @@ def _flat(r: EpisodeRecord) -> dict[str, Any]:
     row: dict[str, Any] = {}
     for name in COLUMNS:
         value = r.is_mirror if name == "is_mirror" else getattr(r, name)
-        if COLUMN_TYPES[name] == _JSON:
+        if COLUMN_TYPES[name] == _JSON and value is not None:
             value = json.dumps(value, sort_keys=True, default=json_default)
         row[name] = value
     return row
