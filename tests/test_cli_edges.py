@@ -217,3 +217,31 @@ def test_a_run_folder_given_as_results_names_its_database(
     code, _, err = run_cli(["analyze", str(tmp_path)], capsys)
     assert code == 2
     assert f"name its results database, {tmp_path / 'results.sqlite'}" in err
+
+
+def test_progress_on_a_terminal_still_redraws_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progress takes sys.stderr when it is made (so the run's reader-outliving stream is
+    used), and must still see a terminal there: it asked the missing argument instead, so a
+    run in a terminal printed a new line every 5 s instead of redrawing one."""
+    from mirrorcraft.runner.progress import Progress
+
+    class Terminal:
+        def __init__(self) -> None:
+            self.text = ""
+
+        def isatty(self) -> bool:
+            return True
+
+        def write(self, s: str) -> int:
+            self.text += s
+            return len(s)
+
+        def flush(self) -> None:
+            pass
+
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    progress = Progress(10)
+    assert progress.stream is term and progress.tty
+    progress.note("an endpoint paused")
+    assert term.text.startswith("\r")

@@ -16,7 +16,7 @@ class Progress:
         self.total, self.done, self.failed, self.running, self.left = total, 0, 0, 0, 0
         self.start = time.monotonic()
         self.stream = stream if stream is not None else sys.stderr  # as it is now, not at import
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self._last = 0.0
         self.fault_kinds: Counter[str] = Counter()
         """Faults of this run by kind (connection, timeout, server, config, worker)."""
