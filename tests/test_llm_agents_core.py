@@ -216,6 +216,20 @@ def test_nan_and_infinity_in_a_reply_are_not_json() -> None:
     assert first_json_object('{"note": "NaN is text here"}') == {"note": "NaN is text here"}
 
 
+def test_a_draft_action_in_a_reasoning_block_is_not_the_answer() -> None:
+    """Reasoning models served without a reasoning parser write their thinking, drafts of
+    the JSON included, in a <think> block before the answer. The first object in the text
+    was read, so the agent executed a draft the model had rejected instead of its answer."""
+    draft = '{"skill": "explore", "args": {"target": "oak_log"}}'
+    answer = '{"thought": "logs are in view", "skill": "mine", "args": {"block": "oak_log"}}'
+    reply = f"<think>Maybe {draft}? No: oak_log is in NEARBY_TARGETS.</think>\n{answer}"
+    _record, steps, _client, _ = episode(
+        ReActAgent, "vanilla", "diamond", policy=lambda m, meta: reply, budget=1
+    )
+    assert steps[0].action == {"skill": "mine", "args": {"block": "oak_log"}}
+    assert steps[0].thought == "logs are in view"
+
+
 def test_templates_are_strict() -> None:
     t = load_template("direct")
     with pytest.raises(TemplateError, match="no value"):

@@ -18,13 +18,29 @@ and a value holding them would reach actions, traces and knowledge stores."""
 _DECODER = STRICT_JSON
 
 
+REASONING_END = "</think>"
+"""Closes the reasoning block that reasoning models (DeepSeek-R1, Qwen3, ...) write before
+their answer when the server does not separate it out."""
+
+
+def answer_part(text: str) -> str:
+    """The reply without a leading reasoning block: what follows the last ``</think>``.
+
+    Drafts inside the block are not the answer (a model may try an action there and then
+    decide on another); without the tag the whole text is the answer."""
+    _reasoning, tag, answer = text.rpartition(REASONING_END)
+    return answer if tag else text
+
+
 def first_json_object(text: str) -> dict[str, Any] | None:
-    """The first complete JSON object in ``text`` (code fences and prose around it are ignored).
+    """The first complete JSON object in ``text`` (code fences and prose around it are ignored,
+    and so is a reasoning block closed by ``</think>``: ``answer_part``).
 
     A reply nested too deeply for the decoder has none (an unusable reply, like one without
     JSON); an object holding a number longer than Python converts, or NaN or Infinity, is
     skipped."""
     decoder = _DECODER
+    text = answer_part(text)
     i = text.find("{")
     while i >= 0:
         try:
