@@ -354,3 +354,42 @@ def test_state_is_cleared_between_episodes() -> None:
         and agent.program is None
     )
     assert client.calls
+
+
+def test_a_quoted_count_or_distance_in_a_success_condition_is_read() -> None:
+    """A program's success condition with "count": "3" (a number quoted, as models sometimes
+    write it) was checked against 1, so one log passed a program meant to gather three and
+    the program entered the library as verified; a quoted distance was dropped."""
+    from tests.simtools import act
+    from tests.simtools import episode as sim
+
+    ep = sim(inventory={"crafting_table": 1})
+    start = ep.observe()
+    final = act(ep, "mine", block="oak_log", count=1).observation
+    assert final.inventory.get("oak_log", 0) == 1
+    for count in ("3", 3):
+        check = {"kind": "inventory_at_least", "item": "oak_log", "count": count}
+        assert check_success(check, start, final, [], 1)["passed"] is False
+    assert check_success({**check, "count": "1"}, start, final, [], 1)["passed"] is True
+    placed = act(ep, "place", block="crafting_table").observation
+    near = {"kind": "facility_available", "facility": "crafting_table", "distance": "0.5"}
+    assert check_success(near, start, placed, [], 1)["passed"] is False
+
+
+def test_an_empty_reuse_skill_beside_a_new_program_is_no_reuse() -> None:
+    """A reply that fills in every key the prompt names, "reuse_skill": "" beside its new
+    program, was refused as naming a program not in the library."""
+    doc = {
+        "explain": "logs are in view",
+        "plan": "mine one",
+        "reuse_skill": "",
+        "program": {
+            "name": "mine_log",
+            "description": "one log",
+            "subgoal": "oak_log",
+            "success": {"kind": "inventory_delta", "item": "oak_log", "count": 1},
+            "actions": [{"skill": "mine", "args": {"block": "oak_log"}}],
+        },
+    }
+    got, problem = parse_program(doc, Library())
+    assert got is not None and got.name == "mine_log" and not got.reused, problem

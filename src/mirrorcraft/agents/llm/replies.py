@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from mirrorcraft.body.actions import Action, parse_action
@@ -54,6 +55,28 @@ def first_json_object(text: str) -> dict[str, Any] | None:
             return value
         i = text.find("{", i + 1)
     return None
+
+
+def number(value: Any) -> float | None:
+    """A number a reply gives for a count or distance: a JSON number, or a string holding one
+    ("3", " 2.5 "), as models sometimes quote numbers; None for anything else (booleans, NaN
+    and infinities included)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if not isinstance(value, int | float) or value != value or value in (math.inf, -math.inf):
+        return None
+    return value
+
+
+def whole_number(value: Any) -> int | None:
+    """``number`` when it is a whole number, as an int."""
+    n = number(value)
+    return int(n) if n is not None and float(n).is_integer() else None
 
 
 def action_from(doc: dict[str, Any] | None) -> tuple[dict[str, Any] | None, str]:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mirrorcraft.agents.llm.replies import action_from
+from mirrorcraft.agents.llm.replies import action_from, number, whole_number
 from mirrorcraft.agents.llm.worldview import (
     action_target,
     have,
@@ -67,6 +67,8 @@ def parse_program(doc: dict[str, Any] | None, library: Library) -> tuple[Program
     if doc is None:
         return None, "no JSON object found"
     reuse = doc.get("reuse_skill")
+    if isinstance(reuse, str) and not reuse.strip():
+        reuse = None  # an empty field beside a new program (the prompt's keys all filled in)
     if reuse is not None:
         entry = library.get(str(reuse))
         if entry is None:
@@ -108,17 +110,15 @@ def parse_program(doc: dict[str, Any] | None, library: Library) -> tuple[Program
 
 
 def _count(value: Any, default: int = 1) -> int:
-    return (
-        value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
-    )
+    """A success condition's count: a positive whole number, also when quoted ("3")."""
+    n = whole_number(value)
+    return n if n is not None and n > 0 else default
 
 
 def _distance(value: Any) -> float | None:
-    return (
-        float(value)
-        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0
-        else None
-    )
+    """A success condition's distance: a positive number, also when quoted ("4")."""
+    n = number(value)
+    return float(n) if n is not None and n > 0 else None
 
 
 def check_success(
