@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from mirrorcraft.agents.base import EpisodeContext
+from mirrorcraft.agents.llm.templates import load_template
 from mirrorcraft.agents.llm.voyager import MAX_REPAIRS, VoyagerAgent
 from mirrorcraft.agents.llm.voyager_library import (
     LIBRARY_SIZE,
@@ -393,3 +394,23 @@ def test_an_empty_reuse_skill_beside_a_new_program_is_no_reuse() -> None:
     }
     got, problem = parse_program(doc, Library())
     assert got is not None and got.name == "mine_log" and not got.reused, problem
+
+
+def test_a_success_condition_copied_from_the_prompts_example_does_not_limit_distance() -> None:
+    """The program prompt's example showed "count": 1, "distance": 1 without saying what a
+    distance does; a model that copied it asked for iron ore within one block after an
+    explore that found it 13 blocks away, and every such program failed its check."""
+    from tests.simtools import act
+    from tests.simtools import episode as sim
+
+    section = load_template("voyager").sections["program_system"]
+    example = section[section.index('"success": {') + len('"success": ') :]
+    shown = json.JSONDecoder().raw_decode(example)[0]
+    numbers = {k: v for k, v in shown.items() if isinstance(v, int | float)}
+    ep = sim()
+    start = ep.observe()
+    found = act(ep, "explore", target="iron_ore").observation
+    near = [n.distance for n in found.nearby_blocks if n.id == "iron_ore"]
+    assert near and min(near) > 1
+    check = {**numbers, "kind": "target_visible", "target": "iron_ore"}
+    assert check_success(check, start, found, [], 1)["passed"] is True, check

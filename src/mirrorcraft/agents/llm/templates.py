@@ -65,7 +65,7 @@ def _compile(text: str) -> tuple[tuple[str, ...], tuple[str, ...], frozenset[str
     return texts, names, frozenset(names)
 
 
-PROMPT_VERSION = 2
+PROMPT_VERSION = 3
 """How the LLM configurations turn templates, observations and history into prompts. Raise it
 with any change that alters a prompt other than a template file's text (the rendering code,
 the observation block's fields, the skill listing's format): it is recorded with each
@@ -79,7 +79,10 @@ simulator version changed).
 1: prompts as built before the version was recorded (a record naming the observation template
 without a ``prompt_version`` counts as 1: ``EpisodeRecord.prompt_hashes``).
 2: a count the skill fixes (craft_grid's, trade's) is listed as ``count:int=1 (fixed)``, as
-the paper lists it, instead of ``(1..1)``."""
+the paper lists it, instead of ``(1..1)``.
+3: Voyager's program prompt no longer shows ``"distance": 1`` in its success-condition
+example (a model copying it limited every target or facility check to one block) and says
+which fields each kind uses."""
 
 PROMPT_VERSION_KEY = "prompt_version"
 
