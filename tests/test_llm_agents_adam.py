@@ -260,3 +260,19 @@ def test_hidden_and_disclosed_conditions() -> None:
     ]
     agent.start(EpisodeContext("diamond", "Diamond", 50, 3))
     assert not agent.graph.edges and not len(agent.memory) and not agent.plan and not agent.probes
+
+
+def test_a_quoted_cause_count_is_read() -> None:
+    """A discovery reply giving a cause's count quoted ("count": "3") had it read as 1."""
+    memory, graph = TransitionMemory(), CausalGraph()
+    memory.add(transition(1, PLANKS, {"birch_planks": 4}, {"birch_log": 3}))
+    edge = graph.propose(
+        {
+            "sample_key": sample_key(PLANKS),
+            "causes": [{"type": "item", "name": "birch_log", "count": "3"}],
+            "effects": [{"type": "item", "name": "birch_planks"}],
+        },
+        memory,
+        1,
+    )
+    assert edge is not None and edge.causes == [{"type": "item", "name": "birch_log", "count": 3}]

@@ -235,3 +235,24 @@ def test_hidden_and_disclosed_conditions() -> None:
         and not agent.replans
         and not agent.contradictions
     )
+
+
+def test_a_quoted_requirement_count_in_the_graph_prior_is_read() -> None:
+    """An initializer reply giving a requirement's count quoted ("count": "8") had it read as
+    1, so the frontier treated one iron ingot as enough for a chestplate."""
+    prior = {
+        "root": "story/obtain_armor",
+        "nodes": [
+            {"item": "story/obtain_armor", "requirements": [{"item": "iron_chestplate"}]},
+            {
+                "item": "iron_chestplate",
+                "requirements": [{"item": "iron_ingot", "count": "8"}],
+                "action_hint": "craft it",
+            },
+        ],
+    }
+    graph, problem = DependencyGraph.from_prior("story/obtain_armor", prior)
+    assert not problem
+    assert [(r.item, r.count) for r in graph.nodes["iron_chestplate"].requirements] == [
+        ("iron_ingot", 8)
+    ]

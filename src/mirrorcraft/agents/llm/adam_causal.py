@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from mirrorcraft.agents.llm.replies import whole_number
 from mirrorcraft.agents.llm.worldview import action_key, items_needed, norm, station_of
 from mirrorcraft.body.observation import Observation
 
@@ -276,8 +277,8 @@ def _factors(raw: Any, types: tuple[str, ...], *, with_count: bool) -> list[dict
         kind = str(f.get("type") or "item")
         doc: dict[str, Any] = {"type": kind if kind in types else types[0], "name": norm(f["name"])}
         if with_count:
-            count = f.get("count", 1)
-            doc["count"] = count if isinstance(count, int) and 0 < count <= 64 else 1
+            count = whole_number(f.get("count", 1))  # "2" (quoted) is 2 too
+            doc["count"] = count if count is not None and 0 < count <= 64 else 1
         if doc not in out:
             out.append(doc)
     return out

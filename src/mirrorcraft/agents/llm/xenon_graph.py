@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mirrorcraft.agents.llm.replies import whole_number
 from mirrorcraft.agents.llm.worldview import norm
 
 GRAPH_CAPACITY = 32
@@ -107,12 +108,9 @@ class DependencyGraph:
             pairs = []
             for r in reqs:
                 if isinstance(r, dict) and norm(r.get("item")):
-                    count = r.get("count", 1)
+                    count = whole_number(r.get("count", 1))  # "8" (quoted) is 8 too
                     pairs.append(
-                        (
-                            norm(r["item"]),
-                            count if isinstance(count, int) and 0 < count <= 64 else 1,
-                        )
+                        (norm(r["item"]), count if count is not None and 0 < count <= 64 else 1)
                     )
                 elif isinstance(r, str) and norm(r):
                     pairs.append((norm(r), 1))
