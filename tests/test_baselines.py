@@ -350,3 +350,15 @@ def test_baseline_settings_are_checked() -> None:
         options={"settings": {"executor": {"max_actions": 2}}},
     )
     assert isinstance(agent, DepsAgent) and agent.limits.executor.max_actions == 2
+
+
+def test_a_deps_need_naming_a_long_subgoal_id_is_kept() -> None:
+    """A subgoal id is kept to 32 characters; a "needs" entry naming a longer id as the model
+    wrote it matched nothing and was dropped, so the subgoal could run before what it needs."""
+    long_id = "sg_gather_three_oak_logs_for_the_table"
+    raw = [
+        {"subgoal_id": long_id, "condition": "logs", "action": {"skill": "mine", "args": {}}},
+        {"subgoal_id": "sg_planks", "needs": [long_id]},
+    ]
+    ids = [long_id[:32], "sg_planks"]
+    assert needs_of(raw, ids) == {long_id[:32]: (), "sg_planks": (long_id[:32],)}

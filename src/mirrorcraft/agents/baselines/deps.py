@@ -29,7 +29,7 @@ from typing import Any
 
 from mirrorcraft.agents.baselines.executor import SubgoalAgent
 from mirrorcraft.agents.mineevolve.feedback import Feedback
-from mirrorcraft.agents.mineevolve.plan import Plan, Subgoal
+from mirrorcraft.agents.mineevolve.plan import ID_LENGTH, Plan, Subgoal
 from mirrorcraft.agents.mineevolve.prompting import compact, plan_text, subgoal_line, task_text
 from mirrorcraft.body.observation import Observation
 
@@ -59,7 +59,8 @@ def needs_of(raw: Any, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         doc = items[i] if i < len(items) and isinstance(items[i], dict) else {}
         needs = doc.get("needs")
         if isinstance(needs, list) and all(isinstance(n, str) for n in needs):
-            out[sid] = tuple(n for n in needs if n in ids[:i])
+            # a need names an id as the model wrote it; the subgoal kept its first ID_LENGTH
+            out[sid] = tuple(n[:ID_LENGTH] for n in needs if n[:ID_LENGTH] in ids[:i])
         else:
             out[sid] = (ids[i - 1],) if i else ()
     return out

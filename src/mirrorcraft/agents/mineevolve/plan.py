@@ -15,6 +15,9 @@ from typing import Any
 from mirrorcraft.agents.mineevolve.checks import Check, parse_checks
 from mirrorcraft.body.actions import Action, parse_action
 
+ID_LENGTH = 32
+"""A subgoal id is kept to this many characters."""
+
 
 @dataclass(frozen=True)
 class Subgoal:
@@ -92,7 +95,7 @@ def parse_subgoal(raw: Any, index: int, max_actions: int) -> Subgoal | str:
     sid = raw.get("subgoal_id")
     source = raw.get("source") or raw.get("repair_source") or ""
     return Subgoal(
-        id=str(sid)[:32] if isinstance(sid, str) and sid else f"sg_{index + 1:03d}",
+        id=str(sid)[:ID_LENGTH] if isinstance(sid, str) and sid else f"sg_{index + 1:03d}",
         condition=str(raw.get("condition") or parsed.skill)[:160],
         action={"skill": parsed.skill, "args": _plain(action["args"])},
         checks=checks,
