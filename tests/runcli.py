@@ -70,10 +70,18 @@ def env() -> dict[str, str]:
 
 
 def cli(
-    spec: Path, out: Path, *extra: str, timeout: float = 300
+    spec: Path,
+    out: Path,
+    *extra: str,
+    timeout: float = 300,
+    extra_env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        command(spec, out, *extra), capture_output=True, text=True, timeout=timeout, env=env()
+        command(spec, out, *extra),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**env(), **(extra_env or {})},
     )
 
 

@@ -57,6 +57,9 @@ def test_prose_and_growth_keep_episodes_and_what_they_measure_does_not() -> None
     # a transport setting is how calls are made, not what they return
     tuned = {**BASE, "models": [{"name": "mock-planner", "client": {"timeout_s": 50}}]}
     assert {_judge(tuned, ran).verdict(r) for r in records} == {SAME}
+    # ... and so is the variable the key is read from
+    keyed = {**BASE, "models": [{"name": "mock-planner", "api_key_env": "OTHER_KEY"}]}
+    assert {_judge(keyed, ran).verdict(r) for r in records} == {SAME}
 
     effort = {"name": "mock-planner", "client": {"reasoning_effort": "high"}}
     for changed in (
@@ -101,3 +104,7 @@ def test_spec_versions_accumulate_and_accumulation_specs_keep_only_prose_edits()
     grown = parse_spec({**doc, "repetitions": 3}, "g").public_dump()
     assert ProseOnly.of(reworded, meta).verdict(record) == SAME
     assert ProseOnly.of(grown, meta).verdict(record) == CHANGED
+    # where the key is kept and the endpoint's address are how a model is reached
+    reached = {"name": "mock-planner", "api_key_env": "K2", "base_url": "http://h/v1"}
+    moved = parse_spec({**doc, "models": [reached]}, "m").public_dump()
+    assert ProseOnly.of(moved, meta).verdict(record) == SAME

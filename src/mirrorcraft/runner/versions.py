@@ -47,6 +47,10 @@ from mirrorcraft.runner.spec import (
 VERSIONS_KEY = "spec_versions"
 """``meta`` key: {spec hash: the spec as stored (``public_dump``)} of each version that ran."""
 
+REACH = ("base_url", "api_key_env")
+"""A model entry's fields that say how the model is reached, never what it answers: editing
+them (an endpoint that moved, a key kept in another variable) keeps the stored episodes."""
+
 SAME = "same"
 CHANGED = "changed"
 REMOVED = "removed"
@@ -92,7 +96,7 @@ def episode_terms(doc: dict[str, Any], agent: str, model: str) -> str | None:
     )
     if entry is None or settings is None:
         return None
-    settings = {k: v for k, v in settings.items() if k != "base_url"}
+    settings = {k: v for k, v in settings.items() if k not in REACH}
     if isinstance(settings.get("client"), dict):
         client = settings["client"]
         settings["client"] = {k: v for k, v in client.items() if k not in TRANSPORT_SETTINGS}
@@ -151,9 +155,18 @@ class Lineage:
 
 def prose_free(doc: dict[str, Any]) -> str:
     """A stored spec as comparable text, without what never changes an episode: its
-    ``description``, ``execution``, the model client's transport settings, base URLs."""
-    rest = {k: v for k, v in doc.items() if k not in ("description", "execution")}
-    return json.dumps(identity_doc(json.loads(json.dumps(rest))), sort_keys=True)
+    ``description``, ``execution``, the model client's transport settings, how each model
+    is reached (``REACH``)."""
+    rest = identity_doc(
+        json.loads(
+            json.dumps({k: v for k, v in doc.items() if k not in ("description", "execution")})
+        )
+    )
+    for m in rest.get("models") or []:
+        if isinstance(m, dict):
+            for k in REACH:
+                m.pop(k, None)
+    return json.dumps(rest, sort_keys=True)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,34 @@
+"""A researcher's LLM study resumed after edits that change how a model is reached, not what
+it measures: ``mirrorcraft run`` in a subprocess against the packaged fake endpoint."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from mirrorcraft.llm.fakeserver import FakeOpenAIServer, Reply
+from tests.runcli import KEY, WAIT, cli, llm_spec, ok_records, write_spec
+
+
+def test_a_key_kept_in_another_variable_resumes_the_study(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with FakeOpenAIServer(Reply(WAIT)) as server:
+        spec = llm_spec(server.base_url)
+        first = cli(write_spec(tmp_path / "spec.yaml", spec), out, "--limit", "2")
+        assert first.returncode == 0, first.stderr
+        done = ok_records(out / "results.sqlite")
+        assert len(done) == 2
+
+        moved = copy.deepcopy(spec)
+        moved["models"][0]["api_key_env"] = "ROTATED_KEY"  # the key now lives elsewhere
+        before = server.requests
+        second = cli(
+            write_spec(tmp_path / "moved.yaml", moved), out, extra_env={"ROTATED_KEY": KEY}
+        )
+        assert second.returncode == 0, second.stderr
+        assert "another version of this spec" not in second.stderr
+        assert "2 already done, running 4" in second.stderr
+        assert server.requests - before == 1 + 3 * 4  # the preflight, then only new episodes
+    final = ok_records(out / "results.sqlite")
+    assert len(final) == 6
+    assert all(final[e]["model_calls"] == r["model_calls"] for e, r in done.items())
