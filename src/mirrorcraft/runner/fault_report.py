@@ -58,6 +58,14 @@ def advice(kind: str, message: str, component: str = "") -> str:
             "error page, another API): check that base_url is the API's root (most servers' "
             "ends in /v1) and that it serves the OpenAI chat API, then rerun the same command"
         )
+    if kind == "server" and "last error: rate_limit" in message:
+        return (
+            "it kept refusing calls as too many (HTTP 429, its Retry-After waits and the "
+            "client's retries spent): your account's rate or quota at that provider, not a "
+            "fault of its server; send fewer calls at once (run --concurrency, that model's "
+            "client.concurrency), wait for the quota to reset or raise client.max_retries, "
+            "then rerun the same command"
+        )
     if kind != "worker":
         return ADVICE.get(kind, "rerun the same command")
     if message.startswith(INTERNAL_ERROR):

@@ -1,12 +1,12 @@
-"""A researcher's LLM study resumed after edits that change how a model is reached, not what
-it measures: ``mirrorcraft run`` in a subprocess against the packaged fake endpoint."""
+"""A researcher's LLM study under faults, and resumed after edits that change how a model is
+reached, not what it measures: ``mirrorcraft run`` in a subprocess against the fake endpoint."""
 
 from __future__ import annotations
 
 import copy
 from pathlib import Path
 
-from mirrorcraft.llm.fakeserver import FakeOpenAIServer, Reply
+from mirrorcraft.llm.fakeserver import Fail, FakeOpenAIServer, Reply
 from tests.runcli import KEY, WAIT, cli, llm_spec, ok_records, write_spec
 
 
@@ -32,3 +32,21 @@ def test_a_key_kept_in_another_variable_resumes_the_study(tmp_path: Path) -> Non
     final = ok_records(out / "results.sqlite")
     assert len(final) == 6
     assert all(final[e]["model_calls"] == r["model_calls"] for e, r in done.items())
+
+
+def test_an_endpoint_that_keeps_rate_limiting_is_told_as_a_quota_not_a_server_fault(
+    tmp_path: Path,
+) -> None:
+    """A provider answering 429 to every call was advised "it answered with an error ...
+    check its logs" (a provider's logs are not the user's to read): the advice now says it
+    is the account's rate or quota and names the settings that send fewer calls."""
+    out = tmp_path / "out"
+    with FakeOpenAIServer(Fail(429, "Rate limit reached", retry_after="0")) as server:
+        server.script(Reply(WAIT))  # the preflight passes; the quota runs out after it
+        spec = llm_spec(server.base_url, rules=["M01"], repetitions=1)
+        done = cli(write_spec(tmp_path / "spec.yaml", spec), out)
+    assert done.returncode == 1, done.stderr
+    todo = done.stdout[done.stdout.index("What to do:") :]
+    assert "server: it kept refusing calls as too many (HTTP 429" in todo
+    assert "--concurrency" in todo and "client.max_retries" in todo
+    assert "check its logs" not in todo
