@@ -6,7 +6,8 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from mirrorcraft.llm.fakeserver import Fail, FakeOpenAIServer, Reply
+from mirrorcraft.llm.fakeserver import Fail, FakeOpenAIServer, Hang, Reply
+from mirrorcraft.llm.preflight import NOTICE_AFTER_S
 from tests.runcli import KEY, WAIT, cli, llm_spec, ok_records, write_spec
 
 
@@ -50,3 +51,25 @@ def test_an_endpoint_that_keeps_rate_limiting_is_told_as_a_quota_not_a_server_fa
     assert "server: it kept refusing calls as too many (HTTP 429" in todo
     assert "--concurrency" in todo and "client.max_retries" in todo
     assert "check its logs" not in todo
+
+
+def test_an_endpoint_that_never_answers_is_named_while_the_preflight_waits_for_it(
+    tmp_path: Path,
+) -> None:
+    """An endpoint that accepts connections and never answers kept `run` silent for the
+    preflight's every attempt (3 x 60 s by default, over three minutes) before its first
+    line: a run that looked hung. A preflight still waiting after a few seconds now says
+    which endpoint it is waiting for and how long each request may wait."""
+    out = tmp_path / "out"
+    with FakeOpenAIServer(Reply(WAIT)) as server:
+        server.script(Hang(30))  # the preflight's call; later calls are answered
+        spec = llm_spec(server.base_url, rules=["M01"], repetitions=1)
+        limit = NOTICE_AFTER_S + 1  # the preflight waits this long, past the notice
+        spec["models"][0]["client"] = {"timeout_s": limit, "max_retries": 0}
+        done = cli(write_spec(tmp_path / "spec.yaml", spec), out)
+    lines = done.stderr.splitlines()
+    assert done.returncode == 0, done.stderr
+    assert lines[0].startswith("preflight: still waiting for the one-token call")
+    waits = f"'fake-model' at 127.0.0.1:{server.port} (each request waits up to {limit:g} s"
+    assert waits in lines[0] and "1 attempt(s) at most" in lines[0]
+    assert f"no complete answer within {limit:g} s" in lines[1]  # the preflight's warning

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mirrorcraft.agents.registry import MOCK_MODEL
 from mirrorcraft.commands.common import UserError, model_error
@@ -23,6 +24,9 @@ from mirrorcraft.runner.runlock import RunLock, RunLocked
 from mirrorcraft.runner.spec import ModelSpec
 from mirrorcraft.runner.store import ResultStore
 from mirrorcraft.runner.versions import Judge
+
+if TYPE_CHECKING:
+    from mirrorcraft.llm.openai_client import OpenAISettings
 
 
 @contextmanager
@@ -136,7 +140,9 @@ def preflight(models: Sequence[ModelSpec], used: set[str]) -> None:
             raise model_error(m.name, exc) from None
     if not settings:
         return
-    results = check_all(settings)
+    results = check_all(
+        settings, lambda: print(f"preflight: {_probing(settings)}", file=sys.stderr, flush=True)
+    )
     problems = [r.problem for r in results if r.problem]
     for r in results:
         if r.warning:
@@ -147,6 +153,21 @@ def preflight(models: Sequence[ModelSpec], used: set[str]) -> None:
             if len(problems) > 1
             else f"the model preflight failed, nothing was run: {problems[0]}"
         )
+
+
+def _probing(settings: Sequence[OpenAISettings]) -> str:
+    """What the preflight is waiting for and how long it may take: an endpoint that accepts
+    connections but never answers keeps it waiting for every attempt's full time limit."""
+    from mirrorcraft.llm.openai_client import endpoint_host
+    from mirrorcraft.llm.preflight import PREFLIGHT_MAX_RETRIES
+
+    parts = [
+        f"{s.model!r} at {endpoint_host(s.base_url)} (each request waits up to "
+        f"{s.timeout_s:g} s, client.timeout_s; "
+        f"{1 + min(s.max_retries, PREFLIGHT_MAX_RETRIES)} attempt(s) at most)"
+        for s in settings
+    ]
+    return "still waiting for the one-token call to each model endpoint: " + ", ".join(parts)
 
 
 def preflight_remote(urls: Iterable[str], timeout_s: float = 5.0) -> None:

@@ -15,6 +15,7 @@ stored results. ``check_endpoint`` asks the endpoint for a one-token completion
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mirrorcraft.llm.base import LLMConfigError, LLMUnavailable, Message, Sampling
@@ -24,6 +25,9 @@ MAX_TOKENS = Sampling().max_tokens
 """The completion limit the agents ask for (the paper's 2,048)."""
 
 PROBE = (Message("user", "Reply with the single word OK."),)
+
+PREFLIGHT_MAX_RETRIES = 2
+"""Retries of the one-token call at most (fewer when the model's ``max_retries`` is lower)."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ async def check_endpoint(
     """Probe one endpoint: its reported context window, then a one-token completion."""
     quick = settings.model_copy(
         update={
-            "max_retries": min(settings.max_retries, 2),
+            "max_retries": min(settings.max_retries, PREFLIGHT_MAX_RETRIES),
             "backoff_max_s": min(settings.backoff_max_s, 5.0),
             "retry_after_max_s": min(settings.retry_after_max_s, 5.0),
         }
@@ -90,10 +94,23 @@ async def _one_token(client: OpenAIClient) -> None:
         await client.complete(PROBE, sampling=Sampling(temperature=0.0, max_tokens=16))
 
 
-def check_all(settings: list[OpenAISettings]) -> list[PreflightResult]:
-    """Probe every endpoint at once (one event loop)."""
+NOTICE_AFTER_S = 5.0
+"""How long the probes may take before ``check_all`` calls its ``notice``."""
+
+
+def check_all(
+    settings: list[OpenAISettings], notice: Callable[[], None] | None = None
+) -> list[PreflightResult]:
+    """Probe every endpoint at once (one event loop). ``notice`` is called once if the probes
+    are still waiting after ``NOTICE_AFTER_S`` (an endpoint that accepts connections and never
+    answers holds them for every attempt's full ``timeout_s``)."""
 
     async def go() -> list[PreflightResult]:
-        return list(await asyncio.gather(*(check_endpoint(s) for s in settings)))
+        probes = asyncio.ensure_future(asyncio.gather(*(check_endpoint(s) for s in settings)))
+        if notice is not None:
+            await asyncio.wait({probes}, timeout=NOTICE_AFTER_S)
+            if not probes.done():
+                notice()
+        return list(await probes)
 
     return asyncio.run(go())
