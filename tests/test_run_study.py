@@ -29,6 +29,8 @@ def test_a_key_kept_in_another_variable_resumes_the_study(tmp_path: Path) -> Non
         assert second.returncode == 0, second.stderr
         assert "another version of this spec" not in second.stderr
         assert "2 already done, running 4" in second.stderr
+        assert "they count as its episodes (now stamped" in second.stderr
+        assert "{identity}" not in second.stderr  # the note's spec identity is filled in
         assert server.requests - before == 1 + 3 * 4  # the preflight, then only new episodes
     final = ok_records(out / "results.sqlite")
     assert len(final) == 6

@@ -430,7 +430,8 @@ def _say_versions(resume: Resume, identity: str) -> None:
         print(
             f"{len(resume.carried)} stored episode(s) ran under an earlier version of this spec "
             "that measured them as it does now (only its description, checkpoints, list of "
-            "conditions, or how its models are reached and called changed): they count as its episodes (now stamped {identity})",
+            "conditions, or how its models are reached and called changed): they count as its "
+            f"episodes (now stamped {identity})",
             file=sys.stderr,
         )
     if resume.removed:
