@@ -40,12 +40,12 @@ from mirrorcraft.agents.llm.templates import load_template
 from mirrorcraft.agents.mineevolve.checks import COUNTED, satisfied
 from mirrorcraft.agents.mineevolve.config import make_config
 from mirrorcraft.agents.mineevolve.curator import Curator, Retrieval, Verdict, Vocabulary
-from mirrorcraft.agents.mineevolve.entries import KnowledgeEntry, context_terms
+from mirrorcraft.agents.mineevolve.entries import KnowledgeEntry, context_terms, dedupe
 from mirrorcraft.agents.mineevolve.feedback import Feedback, Monitor
 from mirrorcraft.agents.mineevolve.inducer import remedy_due, success_segment
 from mirrorcraft.agents.mineevolve.judge import UNUSABLE, judge_prompts, parse_judgement, related
 from mirrorcraft.agents.mineevolve.knowledge_base import KnowledgeBase
-from mirrorcraft.agents.mineevolve.plan import Plan, Subgoal, parse_subgoals
+from mirrorcraft.agents.mineevolve.plan import Plan, PlanReply, Subgoal, entry_ref, parse_plan_reply
 from mirrorcraft.agents.mineevolve.prompting import (
     compact,
     feedback_text,
@@ -138,6 +138,7 @@ class MineEvolveAgent(LLMAgent):
         self._awaiting = False
         self._unseen: list[tuple[dict[str, Any], Observation]] = []
         self._plan_no = 0
+        self._claims: tuple[Subgoal | None, tuple[str, ...]] = (None, ())
         self.stats = EpisodeStats(store_at_start=self.kb.counts(), writable=writable)
         assert self.ctx is not None
         self.goal_items = goal_of(self.vanilla, get_task(self.ctx.task).final.advancement)[1]
@@ -232,12 +233,15 @@ class MineEvolveAgent(LLMAgent):
 
     def _credit(self, sg: Subgoal, success: bool) -> None:
         # The prompt asks for the entry's id ("skill_0003"); "skill:skill_0003" is read too.
-        kind, _, entry_id = sg.source.partition(":")
-        if sg.source in self.kb.entries:
-            entry_id, kind = sg.source, self.kb.entries[sg.source].kind
-        if kind in ("skill", "remedy", "note", "reflection") and entry_id in self.kb.entries:
-            self.curator.record_use(self.kb, entry_id, success)
-            self.stats.uses += 1
+        # A repair's active_remedies_used are credited once, with its first subgoal's outcome.
+        claimed = self._claims[1] if self._claims[0] is sg else ()
+        if claimed:
+            self._claims = (None, ())
+        for entry_id, by_claim in ((entry_ref(sg.source), False), *((c, True) for c in claimed)):
+            if entry_id in self.kb.entries:
+                self.curator.record_use(self.kb, entry_id, success)
+                self.stats.uses += 1
+                self.stats.remedy_claims += by_claim
 
     def _may_induce(self, kind: str) -> bool:
         """Skills and remedies (or notes) each have their own per-episode limit."""
@@ -320,11 +324,8 @@ class MineEvolveAgent(LLMAgent):
     def _parse_plan(self, key: str) -> Any:
         ex = self.cfg.executor
 
-        def parse(doc: dict[str, Any] | None) -> tuple[tuple[Subgoal, ...] | None, str]:
-            if doc is None:
-                return None, "no JSON object found"
-            subgoals, problem = parse_subgoals(doc.get(key), ex.max_actions, ex.max_plan_subgoals)
-            return (subgoals or None), problem
+        def parse(doc: dict[str, Any] | None) -> tuple[PlanReply | None, str]:
+            return parse_plan_reply(doc, key, ex.max_actions, ex.max_plan_subgoals)
 
         return parse
 
@@ -339,7 +340,7 @@ class MineEvolveAgent(LLMAgent):
         if self.switches.adaptor or self._plan_no == 0:
             found = self.retrieve(obs, None)
             skills, remedies = split_kinds(found.entries)
-            active = self._dedupe([*self.temporary, *remedies])
+            active = dedupe([*self.temporary, *remedies])
         else:
             self.stats.bare_replans += 1
         prior = self.cfg.curator.prior_weight
@@ -357,14 +358,14 @@ class MineEvolveAgent(LLMAgent):
             "skills": [e.model_dump(mode="json") for e in skills],
             "remedies": [e.model_dump(mode="json") for e in active],
         }
-        subgoals = await self._ask_json(
+        got = await self._ask_json(
             self._system("plan_system"), user, "plan", obs, extra, self._parse_plan("subgoals")
         )
-        if subgoals is None:
+        if got is None:
             return None
         self._plan_no += 1
         self.stats.plans += 1
-        return Plan(f"p_{self._plan_no}", list(subgoals))
+        return Plan(f"p_{self._plan_no}", list(got.subgoals))
 
     async def repair(
         self, failing: Subgoal, obs: Observation, fresh: KnowledgeEntry | None
@@ -374,7 +375,7 @@ class MineEvolveAgent(LLMAgent):
         self.stats.repairs += 1
         found = self.retrieve(obs, failing)
         skills, remedies = split_kinds(found.entries)
-        active = self._dedupe([*([fresh] if fresh else []), *self.temporary, *remedies])
+        active = dedupe([*([fresh] if fresh else []), *self.temporary, *remedies])
         prior = self.cfg.curator.prior_weight
         window = [f for f, _ in self.history_fb[-self.cfg.inducer.window :]]
         user = self.prompts.render(
@@ -393,8 +394,9 @@ class MineEvolveAgent(LLMAgent):
             "skills": [e.model_dump(mode="json") for e in skills],
             "remedies": [e.model_dump(mode="json") for e in active],
             "failing": failing.to_json(),
+            "prefix": [sg.id for sg in self.plan.prefix],
         }
-        suffix = await self._ask_json(
+        got = await self._ask_json(
             self._system("repair_system"),
             user,
             "repair",
@@ -404,7 +406,8 @@ class MineEvolveAgent(LLMAgent):
         )
         self._plan_no += 1
         plan_id = f"p_{self._plan_no}r"
-        if suffix is None:
+        claimed: tuple[str, ...] = ()
+        if got is None:
             fallback = [sg for e in active if e.kind == "remedy" for sg in e.repair_subgoals()]
             if not fallback:
                 self.plan = None
@@ -412,21 +415,20 @@ class MineEvolveAgent(LLMAgent):
                 return
             suffix = (*fallback[: self.cfg.executor.max_plan_subgoals - 1], failing)
             self.stats.fallback_repairs += 1
+        else:
+            # The prefix is kept whatever kept_prefix says; a reply that disagrees is counted.
+            kept = {sg.id for sg in self.plan.prefix}
+            if got.kept_prefix is not None and set(got.kept_prefix) != kept:
+                self.stats.prefix_disagreements += 1
+            claimed, unknown = got.claimed([e.id for e in active if e.kind == "remedy"])
+            self.stats.unknown_claims += unknown
+            suffix = got.subgoals
         self.plan = self.plan.with_suffix(plan_id, suffix)
+        self._claims = (self.plan.current, claimed)
 
     def _activate(self, entry: KnowledgeEntry) -> None:
         """Keep a fresh remedy (or note) active for the rest of the episode (the last four)."""
         self.temporary = [*[e for e in self.temporary if e.id != entry.id][-3:], entry]
-
-    @staticmethod
-    def _dedupe(entries: Sequence[KnowledgeEntry]) -> list[KnowledgeEntry]:
-        seen: set[str] = set()
-        out = []
-        for e in entries:
-            if e.id not in seen:
-                seen.add(e.id)
-                out.append(e)
-        return out
 
     # -- induction -----------------------------------------------------------------------------------
     def _candidate(self, kind: str, prefix: str, evidence: Sequence[str]) -> Any:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -185,3 +185,11 @@ def matched(entry: KnowledgeEntry, context: frozenset[str]) -> float:
         return 0.0
     hits = sum(1 for t in entry.trigger if t in context)
     return hits / len(entry.trigger)
+
+
+def dedupe(entries: Sequence[KnowledgeEntry]) -> list[KnowledgeEntry]:
+    """The entries in order, each id once (its first)."""
+    seen: dict[str, KnowledgeEntry] = {}
+    for e in entries:
+        seen.setdefault(e.id, e)
+    return list(seen.values())

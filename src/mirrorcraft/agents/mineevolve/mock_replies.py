@@ -47,7 +47,7 @@ def _repair(policy: PlannerPolicy, obs: Observation, action: dict[str, Any], met
     return json.dumps(
         {
             "plan_id": "p_mock_r",
-            "kept_prefix": [],
+            "kept_prefix": list(meta.extra.get("prefix", [])),
             "repaired_suffix": subgoals[:8] or [subgoal_for(policy, obs, action)],
             "active_remedies_used": [used] if used.startswith("remedy") else [],
         }

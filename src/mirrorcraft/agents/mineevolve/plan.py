@@ -17,6 +17,9 @@ from mirrorcraft.body.actions import Action, parse_action
 
 ID_LENGTH = 32
 """A subgoal id is kept to this many characters."""
+KINDS = ("skill", "remedy", "note", "reflection")
+MAX_CONSTRAINTS = 8
+"""A plan keeps at most this many global constraints, each to 160 characters."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,13 @@ def parse_subgoal(raw: Any, index: int, max_actions: int) -> Subgoal | str:
     )
 
 
+def entry_ref(text: str) -> str:
+    """The entry id a subgoal's source or a repair's remedy list names: the id the prompt
+    shows (``remedy_0003``) or the kind before it (``remedy:remedy_0003``)."""
+    kind, sep, rest = text.partition(":")
+    return rest if sep and kind in KINDS else text
+
+
 def parse_subgoals(
     raw: Any, max_actions: int, max_subgoals: int
 ) -> tuple[tuple[Subgoal, ...], str]:
@@ -151,3 +161,48 @@ class Plan:
             taken.add(sid)
             fresh.append(replace(sg, id=sid))
         return Plan(plan_id, [*self.prefix, *fresh], self.done, self.constraints)
+
+
+def _strings(raw: Any, limit: int, length: int) -> tuple[str, ...] | None:
+    """The strings of a reply's list (others skipped), or None when it is not a list."""
+    if not isinstance(raw, list):
+        return None
+    return tuple(str(v)[:length] for v in raw if isinstance(v, str) and v.strip())[:limit]
+
+
+@dataclass(frozen=True)
+class PlanReply:
+    """What a plan or repair reply says: its subgoals, the plan's ``global_constraints``,
+    and a repair's ``kept_prefix`` (None: not stated) and ``active_remedies_used``."""
+
+    subgoals: tuple[Subgoal, ...]
+    constraints: tuple[str, ...] = ()
+    kept_prefix: tuple[str, ...] | None = None
+    remedies_used: tuple[str, ...] = ()
+
+    def claimed(self, shown: Sequence[str]) -> tuple[tuple[str, ...], int]:
+        """(the remedies among ``shown`` that ``active_remedies_used`` names and no subgoal's
+        source names: each credited once, apart from its subgoals; how many named ids are
+        not among ``shown``)."""
+        sourced = {entry_ref(sg.source) for sg in self.subgoals}
+        named = [entry_ref(r) for r in self.remedies_used]
+        unknown = sum(1 for r in named if r not in shown)
+        picked = [r for r in dict.fromkeys(named) if r in shown and r not in sourced]
+        return tuple(picked), unknown
+
+
+def parse_plan_reply(
+    doc: Mapping[str, Any] | None, key: str, max_actions: int, max_subgoals: int
+) -> tuple[PlanReply | None, str]:
+    """A plan (``key`` "subgoals") or repair ("repaired_suffix") reply, or (None, the problem)."""
+    if doc is None:
+        return None, "no JSON object found"
+    subgoals, problem = parse_subgoals(doc.get(key), max_actions, max_subgoals)
+    if not subgoals:
+        return None, problem
+    return PlanReply(
+        subgoals,
+        _strings(doc.get("global_constraints"), MAX_CONSTRAINTS, 160) or (),
+        _strings(doc.get("kept_prefix"), 64, 64),
+        _strings(doc.get("active_remedies_used"), 16, 64) or (),
+    ), ""

@@ -86,6 +86,9 @@ class EpisodeStats(SubgoalStats):
     merged: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
     uses: int = 0
+    remedy_claims: int = 0
+    unknown_claims: int = 0
+    prefix_disagreements: int = 0
     judged: int = 0
     bare_replans: int = 0
     stagnant: int = 0
@@ -121,6 +124,9 @@ class EpisodeStats(SubgoalStats):
             "merged": self.merged,
             "rejected": dict(sorted(self.rejected.items())),
             "uses": self.uses,
+            "remedy_claims": self.remedy_claims,
+            "unknown_claims": self.unknown_claims,
+            "prefix_disagreements": self.prefix_disagreements,
             "judged": self.judged,
             "bare_replans": self.bare_replans,
             "stagnant": self.stagnant,
