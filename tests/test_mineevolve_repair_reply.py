@@ -91,6 +91,21 @@ def test_a_repair_whose_kept_prefix_disagrees_is_counted_and_the_prefix_kept() -
     assert record.memory["prefix_disagreements"] == 0
 
 
+def test_a_plans_global_constraints_reach_its_repair() -> None:
+    policy, _shown = scripted(
+        {"kept_prefix": ["sg_001"], "repaired_suffix": [SUBGOALS["planks"]]},
+        constraints=["never break the crafting table"],
+    )
+    _record, client, agent = play(policy, budget=4)
+    repair_prompt = next(m for m, meta in client.calls if meta and meta.purpose == "repair")
+    assert 'PLAN CONSTRAINTS: ["never break the crafting table"]' in repair_prompt[1].content
+    assert agent.plan is not None and agent.plan.constraints == ("never break the crafting table",)
+    policy, _shown = scripted({"kept_prefix": ["sg_001"], "repaired_suffix": [SUBGOALS["planks"]]})
+    _record, client, _agent = play(policy, budget=4)
+    repair_prompt = next(m for m, meta in client.calls if meta and meta.purpose == "repair")
+    assert "PLAN CONSTRAINTS: none" in repair_prompt[1].content
+
+
 def test_reply_fields_of_the_wrong_type_are_ignored() -> None:
     doc = {
         "subgoals": [SUBGOALS["planks"]],

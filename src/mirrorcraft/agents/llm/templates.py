@@ -65,7 +65,7 @@ def _compile(text: str) -> tuple[tuple[str, ...], tuple[str, ...], frozenset[str
     return texts, names, frozenset(names)
 
 
-PROMPT_VERSION = 3
+PROMPT_VERSION = 4
 """How the LLM configurations turn templates, observations and history into prompts. Raise it
 with any change that alters a prompt other than a template file's text (the rendering code,
 the observation block's fields, the skill listing's format): it is recorded with each
@@ -82,7 +82,9 @@ without a ``prompt_version`` counts as 1: ``EpisodeRecord.prompt_hashes``).
 the paper lists it, instead of ``(1..1)``.
 3: Voyager's program prompt no longer shows ``"distance": 1`` in its success-condition
 example (a model copying it limited every target or facility check to one block) and says
-which fields each kind uses."""
+which fields each kind uses.
+4: MineEvolve's repair prompt shows the plan's ``global_constraints`` (``PLAN CONSTRAINTS``),
+which its plan prompt now says they are for; they were asked for and never shown again."""
 
 PROMPT_VERSION_KEY = "prompt_version"
 

@@ -365,7 +365,7 @@ class MineEvolveAgent(LLMAgent):
             return None
         self._plan_no += 1
         self.stats.plans += 1
-        return Plan(f"p_{self._plan_no}", list(got.subgoals))
+        return Plan(f"p_{self._plan_no}", list(got.subgoals), constraints=got.constraints)
 
     async def repair(
         self, failing: Subgoal, obs: Observation, fresh: KnowledgeEntry | None
@@ -383,6 +383,9 @@ class MineEvolveAgent(LLMAgent):
             {
                 "TASK": task_text(obs),
                 "PLAN": plan_text(self.plan, failing),
+                "CONSTRAINTS": compact(list(self.plan.constraints))
+                if self.plan.constraints
+                else "none",
                 "PREFIX_IDS": compact([sg.id for sg in self.plan.prefix]),
                 "FEEDBACK": feedback_text(window, self.mode),
                 "SKILLS_RETRIEVED": knowledge_text(skills, prior),
