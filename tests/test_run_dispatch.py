@@ -155,3 +155,24 @@ def test_episodes_waiting_out_their_retry_delay_say_so_and_the_delay_is_bounded(
     for field in ("retry_delay_s", "retry_delay_max_s"):
         with pytest.raises(pydantic.ValidationError, match="less than or equal to 86400"):
             ExecutionSpec(**{field: 1e9})
+
+
+def test_an_endpoint_that_did_not_answer_the_preflight_is_probed_one_episode_at_a_time() -> None:
+    """An endpoint whose preflight timed out got every slot's episode at once, each waiting
+    the client's full time limit before its first fault, with nothing on the progress line:
+    it now starts the run as paused endpoints end theirs, one probe at a time, named."""
+    clock, said = Clock(), []
+    entries = [Entry(f"job{i}", "m") for i in range(6)] + [Entry("other", "n")]
+    d = Dispatcher(entries, POLICY, clock=clock, say=said.append, not_answering=["m", "gone"])
+    taken = d.take(7)
+    assert [e.job for e in taken] == ["job0", "other"] and taken[0].probe
+    assert d.status() == ["endpoint m failing for 0.0s, one episode at a time probes it"]
+    assert "gone" not in d.breaker.endpoints  # only endpoints this queue calls
+    clock.now = 5.0
+    d.faulted(taken[0], DOWN)  # a failed probe is the endpoint's, not the episode's
+    assert taken[0].attempts == 0 and "pausing 10s" in said[-1]
+    clock.now = 16.0
+    (probe,) = d.take(7)
+    d.succeeded(probe)
+    assert "answering again" in said[-1]
+    assert len(d.take(7)) == 5  # dispatch resumes at full width

@@ -75,3 +75,28 @@ def test_an_endpoint_that_never_answers_is_named_while_the_preflight_waits_for_i
     waits = f"'fake-model' at 127.0.0.1:{server.port} (each request waits up to {limit:g} s"
     assert waits in lines[0] and "1 attempt(s) at most" in lines[0]
     assert f"no complete answer within {limit:g} s" in lines[1]  # the preflight's warning
+
+
+def test_an_endpoint_that_timed_out_in_the_preflight_gets_one_episode_at_a_time(
+    tmp_path: Path,
+) -> None:
+    """After a preflight that timed out, the run warned and then sent every episode to the
+    endpoint at once, each waiting client.timeout_s x attempts (about 6 minutes by default)
+    before its first fault, while the progress line said "6 running, 0 faults". The endpoint
+    now starts the run as a paused one ends its pause: one episode at a time probes it, the
+    progress line names it, and failing for give_up_after_s its episodes are left for a rerun."""
+    out = tmp_path / "out"
+    with FakeOpenAIServer(Hang(30)) as server:
+        spec = llm_spec(server.base_url, client={"timeout_s": 1, "max_retries": 0})
+        done = cli(write_spec(tmp_path / "spec.yaml", spec), out, "--concurrency", "6")
+        requests = server.requests
+    assert done.returncode == 1, done.stderr
+    label = f"'fake-model' at 127.0.0.1:{server.port}"
+    assert "preflight: " in done.stderr and "one episode at a time until it answers" in done.stderr
+    assert f"endpoint {label} failing for" in done.stderr
+    assert "one episode at a time probes it" in done.stderr or "pausing" in done.stderr
+    # Each probe waits the 1 s limit and give_up_after_s is 1.5 s: two probes at most, one at
+    # a time (all six episodes at once before), then the endpoint is given up for this run.
+    assert requests - 1 <= 2, requests
+    assert "6 episode(s) not finished" in done.stdout
+    assert "held back from an endpoint that kept failing" in done.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -207,7 +208,8 @@ def _run_locked(
                 file=sys.stderr,
             )
         if spec.execution.preflight:
-            preflight(spec.models, {m.name for m in spec.models})
+            for label in preflight(spec.models, {m.name for m in spec.models}):
+                runner.breaker.not_answering(label, time.monotonic())  # probed one at a time
         runner.train_db.set_meta("software_version", __version__)
         outcome = runner.run()
         ticker.line.finish()

@@ -350,8 +350,11 @@ def _run_locked(
         if args.limit is not None:
             held_back = max(len(jobs) - max(args.limit, 0), 0)
             jobs = jobs[: max(args.limit, 0)]
+        not_answering: set[str] = set()
         if spec.execution.preflight:
-            preflight(spec.models, {j.condition.model for j in jobs if j.endpoint is not None})
+            not_answering = preflight(
+                spec.models, {j.condition.model for j in jobs if j.endpoint is not None}
+            )
             preflight_remote(
                 j.agent_ref for j in jobs if j.agent_ref.startswith(("http://", "https://"))
             )
@@ -383,13 +386,27 @@ def _run_locked(
             cpu_jobs = [j for j in jobs if not j.in_event_loop]
             if args.executor == "ray":
                 dispatchers.append(
-                    run_ray(jobs, store, args.address, progress, policy=policy, run_id=run_id)
+                    run_ray(
+                        jobs,
+                        store,
+                        args.address,
+                        progress,
+                        policy=policy,
+                        run_id=run_id,
+                        not_answering=not_answering,
+                    )
                 )
             else:
                 if cpu_jobs:
                     dispatchers.append(
                         run_local(
-                            cpu_jobs, store, args.workers, progress, policy=policy, run_id=run_id
+                            cpu_jobs,
+                            store,
+                            args.workers,
+                            progress,
+                            policy=policy,
+                            run_id=run_id,
+                            not_answering=not_answering,
                         )
                     )
                 if model_jobs:
@@ -398,7 +415,13 @@ def _run_locked(
                         concurrency = min(concurrency, args.workers)
                     dispatchers.append(
                         run_async(
-                            model_jobs, store, concurrency, progress, policy=policy, run_id=run_id
+                            model_jobs,
+                            store,
+                            concurrency,
+                            progress,
+                            policy=policy,
+                            run_id=run_id,
+                            not_answering=not_answering,
                         )
                     )
         except InfrastructureFault as exc:

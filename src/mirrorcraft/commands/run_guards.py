@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from mirrorcraft.agents.registry import MOCK_MODEL
 from mirrorcraft.commands.common import UserError, model_error
 from mirrorcraft.runner.dispatch import Dispatcher
+from mirrorcraft.runner.executor import endpoint_label
 from mirrorcraft.runner.guards import (
     ChangedSpecError,
     Fingerprints,
@@ -124,8 +125,10 @@ def check_resume(
     return Resume(stale, carried(records, now, stale), removed(records, now))
 
 
-def preflight(models: Sequence[ModelSpec], used: set[str]) -> None:
-    """One call per model endpoint in ``used`` (mock models exempt); a problem stops the run."""
+def preflight(models: Sequence[ModelSpec], used: set[str]) -> set[str]:
+    """One call per model endpoint in ``used`` (mock models exempt); a problem stops the run.
+    Returns the labels of the endpoints that did not answer (``runner.executor.endpoint_label``),
+    for the run to start them as failing (``runner.dispatch.Breaker.not_answering``)."""
     from mirrorcraft.llm.base import LLMConfigError
     from mirrorcraft.llm.factory import make_settings
     from mirrorcraft.llm.preflight import check_all
@@ -139,7 +142,7 @@ def preflight(models: Sequence[ModelSpec], used: set[str]) -> None:
         except LLMConfigError as exc:
             raise model_error(m.name, exc) from None
     if not settings:
-        return
+        return set()
     results = check_all(
         settings, lambda: print(f"preflight: {_probing(settings)}", file=sys.stderr, flush=True)
     )
@@ -153,6 +156,8 @@ def preflight(models: Sequence[ModelSpec], used: set[str]) -> None:
             if len(problems) > 1
             else f"the model preflight failed, nothing was run: {problems[0]}"
         )
+    bases = {m.name: m.base_url for m in models}
+    return {endpoint_label(r.model, bases.get(r.model)) for r in results if r.warning}
 
 
 def _probing(settings: Sequence[OpenAISettings]) -> str:

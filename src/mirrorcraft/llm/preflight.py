@@ -9,7 +9,8 @@ stored results. ``check_endpoint`` asks the endpoint for a one-token completion
   ``prompt_budget_tokens`` + ``max_tokens`` give a ``problem``: the run stops with
   that one line;
 * an endpoint that does not answer now (connection refused, timeouts, 5xx) gives a
-  ``warning``: the run goes on and pauses dispatch to it while it fails.
+  ``warning``: the run goes on, sending it one episode at a time until it answers
+  (``runner.dispatch.Breaker.not_answering``).
 """
 
 from __future__ import annotations
@@ -77,7 +78,11 @@ async def check_endpoint(
     except LLMUnavailable as exc:
         return PreflightResult(
             settings.model,
-            warning=f"{exc}; the run goes on and pauses dispatch to this endpoint while it fails",
+            warning=(
+                f"{exc}; the run goes on, sending this endpoint one episode at a time until it "
+                "answers (its other episodes wait; failing for execution.give_up_after_s, they "
+                "are left for a rerun)"
+            ),
         )
     finally:
         await client.aclose()

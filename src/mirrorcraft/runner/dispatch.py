@@ -11,6 +11,9 @@ The fault lifecycle of one ``mirrorcraft run`` invocation:
   it (waits growing the same way); after a pause one episode probes it, and a
   success resumes normal dispatch; a failed probe is charged to the endpoint, not
   to the episode's attempts, so an outage does not use up episodes;
+* an endpoint that did not answer the run's preflight starts the run that way, as if
+  paused (``Breaker.not_answering``): one episode probes it at a time, instead of every
+  slot waiting out the client's full time limit on it at once;
 * an endpoint that has failed without a break for ``give_up_after_s``, or that
   answered with a configuration error (fault kind ``config``), gets no further
   episodes in this run; they are left for the next run.
@@ -21,7 +24,7 @@ Times come from an injectable clock so the policy can be tested without waiting.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +54,8 @@ class Endpoint:
     pauses: int = 0
     in_flight: int = 0
     stopped: str | None = None
+    unanswered: bool = False
+    """It did not answer the run's preflight and has not answered since."""
 
 
 def duration(seconds: float) -> str:
@@ -78,7 +83,7 @@ class Breaker:
         return self.endpoints[label]
 
     def probing(self, ep: Endpoint) -> bool:
-        return ep.in_a_row >= self.policy.pause_after_faults
+        return ep.unanswered or ep.in_a_row >= self.policy.pause_after_faults
 
     def stopped(self, label: str, now: float) -> str | None:
         """Why the endpoint gets no more episodes in this run (None: it may)."""
@@ -105,12 +110,24 @@ class Breaker:
         ep = self.get(label)
         ep.in_flight = max(ep.in_flight - 1, 0)
 
+    def not_answering(self, label: str, now: float) -> None:
+        """The endpoint did not answer the run's preflight (refused, timed out, 5xx): it
+        starts the run as one that failed ``pause_after_faults`` times in a row, so one
+        episode at a time probes it (a failed probe pauses it, growing; ``give_up_after_s``
+        failing, counted from now, stops it) rather than every slot sending it an episode
+        that waits ``client.timeout_s`` x attempts per call before its first fault."""
+        ep = self.get(label)
+        ep.unanswered = True
+        if ep.failing_since is None:
+            ep.failing_since = now
+
     def success(self, label: str) -> None:
         ep = self.get(label)
-        if ep.in_a_row:
-            if ep.pauses:
+        if ep.in_a_row or ep.unanswered:
+            if ep.pauses or ep.unanswered:
                 self.say(f"endpoint {ep.label} answering again; dispatch resumes")
             ep.in_a_row, ep.failing_since, ep.paused_until, ep.pauses = 0, None, 0.0, 0
+            ep.unanswered = False
 
     def fault(self, label: str, fault: Fault, now: float) -> None:
         ep = self.get(label)
@@ -132,7 +149,9 @@ class Breaker:
             ep.paused_until = now + pause
             self.say(
                 f"endpoint {ep.label} failing for {duration(now - ep.failing_since)} "
-                f"({ep.in_a_row} faults in a row, last: {fault.kind}), pausing {duration(pause)}"
+                f"({ep.in_a_row} fault(s) in a row"
+                f"{' after no answer to the preflight' if ep.unanswered else ''}, "
+                f"last: {fault.kind}), pausing {duration(pause)}"
             )
 
     def status(self, now: float) -> list[str]:
@@ -144,6 +163,11 @@ class Breaker:
             elif now < ep.paused_until and ep.failing_since is not None:
                 notes.append(
                     f"endpoint {ep.label} failing for {duration(now - ep.failing_since)}, pausing"
+                )
+            elif self.probing(ep) and ep.failing_since is not None:
+                notes.append(
+                    f"endpoint {ep.label} failing for {duration(now - ep.failing_since)}, "
+                    "one episode at a time probes it"
                 )
         return notes
 
@@ -158,11 +182,17 @@ class Dispatcher:
         *,
         clock: Callable[[], float] = time.monotonic,
         say: Callable[[str], None] = lambda _line: None,
+        not_answering: Iterable[str] = (),
     ) -> None:
+        """``not_answering``: labels of endpoints that did not answer the preflight."""
         self.pending = list(entries)
         self.policy = policy
         self.clock = clock
         self.breaker = Breaker(policy, say)
+        used = {e.endpoint for e in self.pending}
+        for label in not_answering:
+            if label in used:
+                self.breaker.not_answering(label, clock())
         self.left: list[tuple[Entry, str]] = []
         """Episodes given up in this run, with the reason (they stay unfinished)."""
 

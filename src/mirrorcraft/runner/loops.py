@@ -143,9 +143,12 @@ def run_local(
     *,
     policy: ExecutionSpec | None = None,
     run_id: str = "",
+    not_answering: Iterable[str] = (),
 ) -> Dispatcher:
     """Episodes in ``workers`` worker processes (one episode each at a time)."""
-    dispatcher = Dispatcher(entries(jobs), policy or ExecutionSpec(), say=progress.note)
+    dispatcher = Dispatcher(
+        entries(jobs), policy or ExecutionSpec(), say=progress.note, not_answering=not_answering
+    )
     recorder = Recorder(store, progress, dispatcher, run_id or new_run_id(), on_record)
     running: dict[int, Entry] = {}
     warm(jobs)
@@ -190,9 +193,12 @@ def run_async(
     *,
     policy: ExecutionSpec | None = None,
     run_id: str = "",
+    not_answering: Iterable[str] = (),
 ) -> Dispatcher:
     """Agents that wait on model calls: many episodes at once on one event loop."""
-    dispatcher = Dispatcher(entries(jobs), policy or ExecutionSpec(), say=progress.note)
+    dispatcher = Dispatcher(
+        entries(jobs), policy or ExecutionSpec(), say=progress.note, not_answering=not_answering
+    )
     recorder = Recorder(store, progress, dispatcher, run_id or new_run_id())
     slots = max(concurrency, 1)
 
@@ -228,6 +234,7 @@ def run_ray(
     *,
     policy: ExecutionSpec | None = None,
     run_id: str = "",
+    not_answering: Iterable[str] = (),
 ) -> Dispatcher:
     """Episodes as Ray tasks; a lost worker or a task past its limit is a fault like locally."""
     try:
@@ -240,7 +247,9 @@ def run_ray(
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
     remote = ray.remote(run_job)
-    dispatcher = Dispatcher(entries(jobs), policy or ExecutionSpec(), say=progress.note)
+    dispatcher = Dispatcher(
+        entries(jobs), policy or ExecutionSpec(), say=progress.note, not_answering=not_answering
+    )
     recorder = Recorder(store, progress, dispatcher, run_id or new_run_id())
     refs: dict[Any, tuple[Entry, float]] = {}
     capacity, counted = 1, 0.0
