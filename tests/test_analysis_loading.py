@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from pathlib import Path
@@ -117,8 +118,33 @@ def test_duplicate_episode_id_in_jsonl(tmp_path: Path) -> None:
     line = json.dumps(make_record().to_json())
     path = tmp_path / "r.jsonl"
     path.write_text(f"{line}\n{line}\n", encoding="utf-8")
-    with pytest.raises(RecordsError, match=r"r\.jsonl:2: episode_id .* already used on line 1"):
+    with pytest.raises(
+        RecordsError, match=r"r\.jsonl:2: episode_id .* already used on line 1"
+    ) as e:
         load_records(path)
+    assert "the same episode of experiment 'test' comes twice" in str(e.value)
+    assert "keep one copy of each record" in str(e.value)
+
+
+def test_two_experiments_exports_put_together_are_told_why_their_ids_collide(
+    tmp_path: Path,
+) -> None:
+    """Two runs of the same conditions under different experiment names, exported and put in
+    one file, were refused with only "episode_id ... already used on line 1": nothing said
+    that ids name the condition, not the experiment, nor what to do instead."""
+    first = make_record()
+    again = dataclasses.replace(first, experiment="exp-b")
+    path = tmp_path / "r.jsonl"
+    path.write_text(
+        "".join(json.dumps(r.to_json()) + "\n" for r in (first, again)), encoding="utf-8"
+    )
+    with pytest.raises(RecordsError) as e:
+        load_records(path)
+    why = str(e.value)
+    assert why.startswith(f"{path}:2: episode_id {first.episode_id!r} already used on line 1;")
+    assert "experiments 'test' and 'exp-b'" in why
+    assert "an episode id names the condition, not the experiment" in why
+    assert "Analyse each experiment's export apart" in why and "raise `repetitions`" in why
 
 
 def test_empty_jsonl_is_refused_unless_allowed(tmp_path: Path) -> None:

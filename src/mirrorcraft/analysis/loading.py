@@ -248,19 +248,39 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, EpisodeRecord | str, list[str
 
 
 def _load_jsonl(path: Path, checker: _Checker) -> LoadedResults:
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, str]] = {}
     for line, record, extra in _iter_jsonl(path):
         if isinstance(record, str):
             checker.unreadable(f"{path}:{line}", "", record)
             continue
         if record.episode_id in seen:
+            first, experiment = seen[record.episode_id]
             raise RecordsError(
                 f"{path}:{line}: episode_id {record.episode_id!r} already used on line "
-                f"{seen[record.episode_id]}"
+                f"{first}; {duplicate_advice(experiment, record.experiment)}"
             )
-        seen[record.episode_id] = line
+        seen[record.episode_id] = (line, record.experiment)
         checker.add(record, f"{path}:{line}", extra)
     return checker.result(path, "jsonl")
+
+
+def duplicate_advice(first: str, again: str) -> str:
+    """Why an episode id comes twice in one JSONL file, and what to do: an id names the
+    condition (world, rules, task, agent, model, disclosure, budget, repetition, seed), not
+    the experiment, so two runs of the same conditions give the same ids."""
+    if first != again:
+        return (
+            f"the records of experiments {first!r} and {again!r} were put in one file, and "
+            "they ran the same conditions with the same seeds (an episode id names the "
+            "condition, not the experiment). Analyse each experiment's export apart; for "
+            "more repetitions of these conditions, raise `repetitions` in one spec and run "
+            "it again with the same --out (the episodes already run are kept)"
+        )
+    return (
+        f"the same episode of experiment {first!r} comes twice (the same export appended "
+        "twice, or exports of two folders of one spec put together): keep one copy of each "
+        "record, or analyse each folder's export apart"
+    )
 
 
 def connect_readonly(path: Path) -> sqlite3.Connection:
