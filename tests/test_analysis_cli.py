@@ -335,3 +335,27 @@ def test_a_report_of_a_run_cut_short_says_so(
     assert "not run yet" not in (report / "index.html").read_text(encoding="utf-8")
     stored = json.loads((report / "summary.json").read_text(encoding="utf-8"))
     assert stored["episodes"]["unfinished"] == {"missing": 0, "planned": 4}
+
+
+def test_records_of_different_budgets_put_together_are_noted_as_pooled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exports of runs with different budgets, put in one file, were pooled in one table row
+    with nothing said: the text, the JSON and the report now name the task and budgets."""
+    records = [
+        make_record(rules=rules, budget=budget, score=score)
+        for budget in (50, 60)
+        for rules, score in (("vanilla", 100), ("M01", 25))
+    ]
+    path = write_jsonl(tmp_path / "mixed.jsonl", records)
+    code, out, _ = run_cli(["analyze", str(path)], capsys)
+    assert code == 0
+    assert "note: mixed budgets: episodes of one task ran with different action budgets " in out
+    assert "(diamond at 50, 60)" in out and "analyse each budget's records apart" in out
+    code, out, _ = run_cli(["analyze", str(path), "--json"], capsys)
+    assert json.loads(out)["episodes"]["mixed_budgets"] == {"diamond": [50, 60]}
+    one = write_jsonl(tmp_path / "one.jsonl", records[:2])
+    code, out, _ = run_cli(["analyze", str(one)], capsys)
+    assert code == 0 and "mixed budgets" not in out
+    code, out, _ = run_cli(["analyze", str(one), "--json"], capsys)
+    assert json.loads(out)["episodes"]["mixed_budgets"] == {}

@@ -132,6 +132,21 @@ def _counts(
         "tasks": distinct((r.task for r in records), task_order),
         "biomes": distinct((r.biome for r in records), biome_order),
         "budgets": sorted({r.budget for r in records}),
+        "mixed_budgets": _mixed_budgets(records),
+    }
+
+
+def _mixed_budgets(records: Sequence[EpisodeRecord]) -> dict[str, list[int]]:
+    """Task -> its budgets, for each task whose episodes ran at more than one budget (records
+    of runs with different budgets put together): the tables pool them (a Vanilla-Mirror
+    pair is always within one budget), which one experiment never does."""
+    budgets: dict[str, set[int]] = defaultdict(set)
+    for r in records:
+        budgets[r.task].add(r.budget)
+    return {
+        task: sorted(budgets[task])
+        for task in distinct(budgets, task_order)
+        if len(budgets[task]) > 1
     }
 
 

@@ -332,8 +332,19 @@ def unfinished_note(summary: Summary) -> str | None:
 
 
 def skipped(summary: Summary) -> list[str]:
-    """Why some tables are absent, one short line each."""
+    """Why some tables are absent, and budgets they pool, one short line each."""
     out: list[str] = []
+    mixed = summary["episodes"].get("mixed_budgets") or {}
+    if mixed:
+        each = "; ".join(
+            f"{task} at {', '.join(str(b) for b in budgets)}" for task, budgets in mixed.items()
+        )
+        out.append(
+            f"mixed budgets: episodes of one task ran with different action budgets ({each}); "
+            "every table but the horizon pools them (Vanilla-Mirror pairs stay within one "
+            "budget), so a row can mix budgets: analyse each budget's records apart to "
+            "compare them"
+        )
     if not summary["episodes"]["total"]:
         out.append("no evaluation episodes in the results")
     if not summary["episodes"]["mirror"]:
