@@ -349,6 +349,10 @@ def test_a_key_in_an_unreachable_base_url_stays_out_of_faults_and_errors(tmp_pat
     out = tmp_path / "out"
     done = cli("run", str(spec), "--out", str(out), "--workers", "1", "--no-report")
     assert "SECRET" not in done.stdout + done.stderr
+    # A refused connection fails each call at once: the run's fault policy handles it, and it
+    # is not sent one episode at a time until give_up_after_s (30 min) as a timed-out one is.
+    assert "pauses dispatch to this endpoint while it fails" in done.stderr
+    assert "one episode at a time" not in done.stderr
     assert not [p for p in out.rglob("*") if p.is_file() and b"SECRET" in p.read_bytes()]
 
 

@@ -127,8 +127,9 @@ def check_resume(
 
 def preflight(models: Sequence[ModelSpec], used: set[str]) -> set[str]:
     """One call per model endpoint in ``used`` (mock models exempt); a problem stops the run.
-    Returns the labels of the endpoints that did not answer (``runner.executor.endpoint_label``),
-    for the run to start them as failing (``runner.dispatch.Breaker.not_answering``)."""
+    Returns the labels of the endpoints whose preflight timed out (``runner.executor.endpoint_label``),
+    for the run to start them as failing (``runner.dispatch.Breaker.not_answering``); one that
+    refused or answered 5xx fails fast, and the run's fault policy handles it as before."""
     from mirrorcraft.llm.base import LLMConfigError
     from mirrorcraft.llm.factory import make_settings
     from mirrorcraft.llm.preflight import check_all
@@ -157,7 +158,7 @@ def preflight(models: Sequence[ModelSpec], used: set[str]) -> set[str]:
             else f"the model preflight failed, nothing was run: {problems[0]}"
         )
     bases = {m.name: m.base_url for m in models}
-    return {endpoint_label(r.model, bases.get(r.model)) for r in results if r.warning}
+    return {endpoint_label(r.model, bases.get(r.model)) for r in results if r.timed_out}
 
 
 def _probing(settings: Sequence[OpenAISettings]) -> str:

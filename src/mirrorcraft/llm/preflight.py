@@ -9,8 +9,9 @@ stored results. ``check_endpoint`` asks the endpoint for a one-token completion
   ``prompt_budget_tokens`` + ``max_tokens`` give a ``problem``: the run stops with
   that one line;
 * an endpoint that does not answer now (connection refused, timeouts, 5xx) gives a
-  ``warning``: the run goes on, sending it one episode at a time until it answers
-  (``runner.dispatch.Breaker.not_answering``).
+  ``warning``: the run goes on and pauses dispatch to it while it fails; one that timed out
+  (each call waits the client's full time limit) is sent one episode at a time until it
+  answers (``timed_out``; ``runner.dispatch.Breaker.not_answering``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ class PreflightResult:
     """A configuration error: the run must not start."""
     warning: str | None = None
     """The endpoint is not answering now; the run may go on."""
+    timed_out: bool = False
+    """The warning is a timeout: each call to it waits out the client's time limit, so the
+    run starts it as a paused endpoint ends its pause (one episode at a time)."""
     context_window: int | None = None
 
 
@@ -76,6 +80,11 @@ async def check_endpoint(
     except LLMConfigError as exc:
         return PreflightResult(settings.model, problem=str(exc))
     except LLMUnavailable as exc:
+        if exc.kind != "timeout":  # refused or 5xx: each call fails fast
+            return PreflightResult(
+                settings.model,
+                warning=f"{exc}; the run goes on and pauses dispatch to this endpoint while it fails",
+            )
         return PreflightResult(
             settings.model,
             warning=(
@@ -83,6 +92,7 @@ async def check_endpoint(
                 "answers (its other episodes wait; failing for execution.give_up_after_s, they "
                 "are left for a rerun)"
             ),
+            timed_out=True,
         )
     finally:
         await client.aclose()

@@ -11,9 +11,9 @@ The fault lifecycle of one ``mirrorcraft run`` invocation:
   it (waits growing the same way); after a pause one episode probes it, and a
   success resumes normal dispatch; a failed probe is charged to the endpoint, not
   to the episode's attempts, so an outage does not use up episodes;
-* an endpoint that did not answer the run's preflight starts the run that way, as if
-  paused (``Breaker.not_answering``): one episode probes it at a time, instead of every
-  slot waiting out the client's full time limit on it at once;
+* an endpoint whose preflight timed out starts the run that way, as if paused
+  (``Breaker.not_answering``): one episode probes it at a time, instead of every slot
+  waiting out the client's full time limit on it at once;
 * an endpoint that has failed without a break for ``give_up_after_s``, or that
   answered with a configuration error (fault kind ``config``), gets no further
   episodes in this run; they are left for the next run.
@@ -111,7 +111,7 @@ class Breaker:
         ep.in_flight = max(ep.in_flight - 1, 0)
 
     def not_answering(self, label: str, now: float) -> None:
-        """The endpoint did not answer the run's preflight (refused, timed out, 5xx): it
+        """The endpoint's preflight timed out (each call waits the client's limit): it
         starts the run as one that failed ``pause_after_faults`` times in a row, so one
         episode at a time probes it (a failed probe pauses it, growing; ``give_up_after_s``
         failing, counted from now, stops it) rather than every slot sending it an episode
