@@ -88,20 +88,22 @@ SUBGOALS = {
 }
 
 
+MISSING_TABLE_REMEDY = {
+    "trigger_context": ["target:wooden_pickaxe", "skill:craft_grid"],
+    "failure_type": "MISSING_STATION",
+    "risk_pattern": "a table recipe fails without a placed crafting table",
+    "repair_action": [SUBGOALS["planks"]],
+    "scope": "unfinished_plan_suffix",
+}
+"""A remedy reply for the crafting table the scripted plans lack."""
+
+
 def scripted_repair(messages: Sequence[Message], meta: CallMeta | None) -> str:
     assert meta is not None
     if meta.purpose == "plan":
         return json.dumps({"subgoals": [SUBGOALS["mine"], SUBGOALS["pick"], SUBGOALS["pick"]]})
     if meta.purpose == "remedy":
-        return json.dumps(
-            {
-                "trigger_context": ["target:wooden_pickaxe", "skill:craft_grid"],
-                "failure_type": "MISSING_STATION",
-                "risk_pattern": "a table recipe fails without a placed crafting table",
-                "repair_action": [SUBGOALS["planks"]],
-                "scope": "unfinished_plan_suffix",
-            }
-        )
+        return json.dumps(MISSING_TABLE_REMEDY)
     if meta.purpose == "repair":
         # The reply claims to keep nothing: the adaptor still keeps the completed prefix.
         return json.dumps({"kept_prefix": [], "repaired_suffix": [SUBGOALS["planks"]]})

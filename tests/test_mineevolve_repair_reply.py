@@ -10,7 +10,7 @@ from typing import Any
 
 from mirrorcraft.agents.mineevolve.plan import PlanReply, parse_plan_reply, parse_subgoal
 from mirrorcraft.llm.base import CallMeta, Message
-from tests.test_mineevolve_agent import SUBGOALS, play
+from tests.test_mineevolve_agent import MISSING_TABLE_REMEDY, SUBGOALS, play
 
 
 def scripted(
@@ -27,15 +27,7 @@ def scripted(
             subgoals = [SUBGOALS["mine"], SUBGOALS["pick"], SUBGOALS["pick"]]
             return json.dumps({"subgoals": subgoals, "global_constraints": list(constraints)})
         if meta.purpose == "remedy":
-            return json.dumps(
-                {
-                    "trigger_context": ["target:wooden_pickaxe", "skill:craft_grid"],
-                    "failure_type": "MISSING_STATION",
-                    "risk_pattern": "a table recipe fails without a placed crafting table",
-                    "repair_action": [SUBGOALS["planks"]],
-                    "scope": "unfinished_plan_suffix",
-                }
-            )
+            return json.dumps(MISSING_TABLE_REMEDY)
         if meta.purpose == "repair":
             shown.append(meta.extra["remedies"][0])
             text = json.dumps(repair).replace("{remedy}", meta.extra["remedies"][0]["id"])
